@@ -1,0 +1,35 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "DeskAudio",
+    products: [
+        /// The shared library hosts link: libdeskaudio.so, C ABI declared in include/deskaudio.h.
+        .library(name: "deskaudio", type: .dynamic, targets: ["DeskAudioC"]),
+        /// Writes include/deskaudio.h from the C ABI layer's Swift sources.
+        .executable(name: "deskaudio-header", targets: ["deskaudio-header"]),
+    ],
+    targets: [
+        // System libraries, found through pkg-config; apt names the Debian packages.
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+
+        // Only what Swift cannot call itself: libopus's variadic ctl requests.
+        .target(name: "DeskAudioShim", dependencies: ["COpus"]),
+
+        // The audio core: capture → pipeline → wire. Glibc only, no Foundation.
+        .target(
+            name: "DeskAudio",
+            dependencies: ["COpus", "CPipeWire", "DeskAudioShim"]
+        ),
+
+        // The thin C ABI layer: converts and validates, holds no audio logic.
+        .target(name: "DeskAudioC", dependencies: ["DeskAudio"]),
+
+        .executableTarget(name: "deskaudio-header"),
+
+        .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "COpus"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DeskAudioC", "DeskAudio"]),
+    ]
+)

@@ -1,0 +1,197 @@
+import CPipeWire
+import Glibc
+import Synchronization
+
+/// Captures one PipeWire stream on its own `pw_thread_loop`, asking the server for
+/// 48 kHz stereo F32 in 10 ms buffers (the server converts). The process callback runs
+/// on PipeWire's real-time data thread and only copies into a `SampleRing` and wakes
+/// the worker: no allocation, no lock.
+final class PipeWireCapture: @unchecked Sendable {
+    /// What to capture.
+    enum Target: Sendable {
+        /// The monitor of the default sink: what the machine plays.
+        case defaultSinkMonitor
+    }
+
+    private let ring: SampleRing
+    private let wake: WakeSignal
+    private var loop: OpaquePointer?
+    private var context: OpaquePointer?
+    private var core: OpaquePointer?
+    private var stream: OpaquePointer?
+    private let events: UnsafeMutablePointer<pw_stream_events>
+    // Written on the loop thread with the loop lock held; read with it held.
+    private var state = PW_STREAM_STATE_UNCONNECTED
+    private var streamError: String?
+    /// Set by the data thread once audio has arrived.
+    let buffersReceived = Atomic<Int>(0)
+
+    init(ring: SampleRing, wake: WakeSignal) {
+        self.ring = ring
+        self.wake = wake
+        PipeWireCapture.initializeLibrary()
+        events = .allocate(capacity: 1)
+        events.initialize(to: pw_stream_events())
+        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.pointee.state_changed = { data, _, newState, error in
+            let capture = Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue()
+            capture.stateChanged(to: newState, error: error)
+        }
+        events.pointee.process = { data in
+            Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue().processBuffer()
+        }
+    }
+
+    deinit {
+        stop()
+        events.deallocate()
+    }
+
+    /// Connects to the PipeWire daemon and starts the stream; returns once the server has
+    /// accepted the stream, or throws with the reason.
+    func start(_ target: Target, timeoutMs: Int = 3000) throws(DeskAudioError) {
+        precondition(loop == nil, "start called twice")
+        guard let newLoop = pw_thread_loop_new("deskaudio-pipewire", nil) else {
+            throw .outOfResources("cannot create a PipeWire thread loop: \(PipeWireCapture.errnoText())")
+        }
+        loop = newLoop
+        guard let newContext = pw_context_new(pw_thread_loop_get_loop(newLoop), nil, 0) else {
+            stop()
+            throw .outOfResources("cannot create a PipeWire context: \(PipeWireCapture.errnoText())")
+        }
+        context = newContext
+        guard pw_thread_loop_start(newLoop) >= 0 else {
+            stop()
+            throw .outOfResources("cannot start the PipeWire thread loop")
+        }
+        pw_thread_loop_lock(newLoop)
+        do {
+            try connectLocked(target, timeoutMs: timeoutMs)
+            pw_thread_loop_unlock(newLoop)
+        } catch {
+            pw_thread_loop_unlock(newLoop)
+            stop()
+            throw error
+        }
+    }
+
+    /// Disconnects and frees everything; safe to call more than once. After it returns,
+    /// the process callback no longer runs.
+    func stop() {
+        if let loop, stream != nil || core != nil {
+            pw_thread_loop_lock(loop)
+            if let stream { pw_stream_destroy(stream) }
+            if let core { pw_core_disconnect(core) }
+            stream = nil
+            core = nil
+            pw_thread_loop_unlock(loop)
+            listenerStorage = nil
+        }
+        if let loop { pw_thread_loop_stop(loop) }
+        if let context { pw_context_destroy(context) }
+        if let loop { pw_thread_loop_destroy(loop) }
+        context = nil
+        loop = nil
+    }
+
+    /// The stream's failure, if the server reported one since start.
+    var failure: String? {
+        guard let loop else { return nil }
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        return streamError
+    }
+
+    private func connectLocked(_ target: Target, timeoutMs: Int) throws(DeskAudioError) {
+        guard let newCore = pw_context_connect(context, nil, 0) else {
+            throw .noServer("no PipeWire daemon answered: \(PipeWireCapture.errnoText())")
+        }
+        core = newCore
+        let properties = pw_properties_new_string(
+            "media.type=Audio media.category=Capture media.role=Communication "
+                + "node.latency=480/48000 node.name=deskaudio application.name=DeskAudio")
+        switch target {
+        case .defaultSinkMonitor:
+            pw_properties_set(properties, PW_KEY_STREAM_CAPTURE_SINK, "true")
+        }
+        guard let newStream = pw_stream_new(newCore, "DeskAudio capture", properties) else {
+            throw .outOfResources("cannot create a PipeWire stream: \(PipeWireCapture.errnoText())")
+        }
+        stream = newStream
+        let listener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+        listener.initialize(to: spa_hook())
+        listenerStorage = listener
+        pw_stream_add_listener(newStream, listener, events, Unmanaged.passUnretained(self).toOpaque())
+
+        var podBuffer = [UInt8](repeating: 0, count: 1024)
+        let result = podBuffer.withUnsafeMutableBytes { bytes -> Int32 in
+            var builder = spa_pod_builder()
+            spa_pod_builder_init(&builder, bytes.baseAddress, UInt32(bytes.count))
+            var info = spa_audio_info_raw()
+            info.format = SPA_AUDIO_FORMAT_F32
+            info.rate = UInt32(AudioFormat.sampleRate)
+            info.channels = UInt32(AudioFormat.channels)
+            withUnsafeMutableBytes(of: &info.position) { positions in
+                positions.storeBytes(of: SPA_AUDIO_CHANNEL_FL.rawValue, toByteOffset: 0, as: UInt32.self)
+                positions.storeBytes(of: SPA_AUDIO_CHANNEL_FR.rawValue, toByteOffset: 4, as: UInt32.self)
+            }
+            var params: [UnsafePointer<spa_pod>?] = [
+                UnsafePointer(spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat.rawValue, &info))
+            ]
+            let flags = pw_stream_flags(
+                PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                    | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+            return pw_stream_connect(newStream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */, flags, &params, 1)
+        }
+        guard result >= 0 else {
+            throw .streamFailed("PipeWire refused the capture stream: \(String(cString: strerror(-result)))")
+        }
+        var deadline = timespec()
+        pw_thread_loop_get_time(loop, &deadline, Int64(timeoutMs) * 1_000_000)
+        while state != PW_STREAM_STATE_PAUSED && state != PW_STREAM_STATE_STREAMING {
+            if state == PW_STREAM_STATE_ERROR {
+                throw .streamFailed("PipeWire stream failed: \(streamError ?? "unknown error")")
+            }
+            if pw_thread_loop_timed_wait_full(loop, &deadline) != 0 {
+                throw .timeout("PipeWire did not accept the capture stream within \(timeoutMs) ms")
+            }
+        }
+    }
+
+    private var listenerStorage: UnsafeMutablePointer<spa_hook>? {
+        didSet { oldValue?.deallocate() }
+    }
+
+    // Loop thread, loop lock held.
+    private func stateChanged(to newState: pw_stream_state, error: UnsafePointer<CChar>?) {
+        state = newState
+        if newState == PW_STREAM_STATE_ERROR {
+            streamError = error.map { String(cString: $0) } ?? "unknown error"
+        }
+        pw_thread_loop_signal(loop, false)
+    }
+
+    // PipeWire's data thread: copy out, wake the worker, give the buffer back.
+    private func processBuffer() {
+        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        defer { pw_stream_queue_buffer(stream, buffer) }
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0,
+            let data = spaBuffer.pointee.datas, let base = data.pointee.data,
+            let chunk = data.pointee.chunk
+        else { return }
+        let maxSize = data.pointee.maxsize
+        let offset = min(chunk.pointee.offset, maxSize)
+        let size = min(chunk.pointee.size, maxSize - offset)
+        let floats = UnsafeBufferPointer(
+            start: (base + Int(offset)).assumingMemoryBound(to: Float.self),
+            count: Int(size) / MemoryLayout<Float>.size)
+        ring.write(floats)
+        buffersReceived.add(1, ordering: .relaxed)
+        wake.signal()
+    }
+
+    private static let initializeOnce: Void = { pw_init(nil, nil) }()
+    private static func initializeLibrary() { _ = initializeOnce }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
+}

@@ -1,0 +1,79 @@
+import Synchronization
+
+/// A lock-free single-producer single-consumer ring of interleaved stereo floats.
+/// The capture thread writes, the library's worker reads; neither ever waits for the
+/// other. When the ring is full, the newest audio that does not fit is dropped and
+/// counted. Storage is allocated once, at creation.
+public final class SampleRing: @unchecked Sendable {
+    private let storage: UnsafeMutablePointer<Float>
+    private let capacity: Int
+    private let mask: Int
+    private let writeIndex = Atomic<Int>(0)
+    private let readIndex = Atomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
+
+    /// A ring holding at least `minimumFloats` floats (rounded up to a power of two).
+    public init(minimumFloats: Int) {
+        precondition(minimumFloats > 0)
+        var size = 2
+        while size < minimumFloats { size <<= 1 }
+        capacity = size
+        mask = size - 1
+        storage = .allocate(capacity: size)
+        storage.initialize(repeating: 0, count: size)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Floats written and not yet read.
+    public var availableFloats: Int {
+        writeIndex.load(ordering: .acquiring) - readIndex.load(ordering: .acquiring)
+    }
+
+    /// Floats dropped because the ring was full, since creation.
+    public var droppedFloats: Int { dropped.load(ordering: .relaxed) }
+
+    /// Producer side: copies in as much of `samples` as fits, in whole stereo pairs,
+    /// and returns how many floats were taken.
+    @discardableResult
+    public func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
+        guard let source = samples.baseAddress, samples.count > 0 else { return 0 }
+        let write = writeIndex.load(ordering: .relaxed)
+        let read = readIndex.load(ordering: .acquiring)
+        let free = capacity - (write - read)
+        let count = min(samples.count, free) & ~1
+        if count < samples.count {
+            dropped.add(samples.count - count, ordering: .relaxed)
+        }
+        guard count > 0 else { return 0 }
+        copy(count, from: source, ringOffset: write & mask)
+        writeIndex.store(write + count, ordering: .releasing)
+        return count
+    }
+
+    /// Consumer side: moves up to `destination.count` floats out; returns how many.
+    public func read(into destination: UnsafeMutableBufferPointer<Float>) -> Int {
+        guard let target = destination.baseAddress else { return 0 }
+        let read = readIndex.load(ordering: .relaxed)
+        let write = writeIndex.load(ordering: .acquiring)
+        let count = min(destination.count, write - read)
+        guard count > 0 else { return 0 }
+        let start = read & mask
+        let first = min(count, capacity - start)
+        target.update(from: storage + start, count: first)
+        if first < count { (target + first).update(from: storage, count: count - first) }
+        readIndex.store(read + count, ordering: .releasing)
+        return count
+    }
+
+    /// Consumer side: forgets everything not yet read.
+    public func discardAll() {
+        readIndex.store(writeIndex.load(ordering: .acquiring), ordering: .releasing)
+    }
+
+    private func copy(_ count: Int, from source: UnsafePointer<Float>, ringOffset start: Int) {
+        let first = min(count, capacity - start)
+        (storage + start).update(from: source, count: first)
+        if first < count { storage.update(from: source + first, count: count - first) }
+    }
+}

@@ -1,0 +1,12 @@
+/// The one PCM format the pipeline carries: 48 kHz, stereo, interleaved 32-bit float,
+/// cut into 10 ms frames.
+public enum AudioFormat {
+    /// Samples per second, per channel.
+    public static let sampleRate = 48_000
+    /// Interleaved channels (left, right).
+    public static let channels = 2
+    /// Samples per channel in one 10 ms frame.
+    public static let frameSamples = 480
+    /// Interleaved floats in one frame.
+    public static let frameFloats = frameSamples * channels
+}

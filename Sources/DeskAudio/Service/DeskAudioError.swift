@@ -1,0 +1,29 @@
+/// Everything that can go wrong in DeskAudio, each with a message for people.
+public enum DeskAudioError: Error, Equatable, Sendable {
+    /// A caller passed a value outside its documented range.
+    case invalidArgument(String)
+    /// No audio server answered.
+    case noServer(String)
+    /// The audio server refused or dropped the capture stream.
+    case streamFailed(String)
+    /// The server did not answer in time.
+    case timeout(String)
+    /// libopus reported an error.
+    case encoderFailed(String)
+    /// The requested feature is not available in this build.
+    case notSupported(String)
+    /// A call that cannot be made from inside the audio callback was made there.
+    case wrongThread(String)
+    /// A resource (memory, a thread) could not be had.
+    case outOfResources(String)
+
+    /// A message that says what failed and why.
+    public var message: String {
+        switch self {
+        case .invalidArgument(let text), .noServer(let text), .streamFailed(let text),
+            .timeout(let text), .encoderFailed(let text), .notSupported(let text),
+            .wrongThread(let text), .outOfResources(let text):
+            text
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/// The fixed header of AudioFrame bytes, version 1 (docs/wire-format.md). All fields
+/// little-endian; the Opus packet follows it directly.
+public struct AudioFrameHeader: Equatable, Sendable {
+    /// "DAFR": the first four bytes of every AudioFrame.
+    public static let magic: (UInt8, UInt8, UInt8, UInt8) = (0x44, 0x41, 0x46, 0x52)
+    /// The layout version this library writes.
+    public static let currentVersion: UInt8 = 1
+    /// Bytes in a version 1 header.
+    public static let byteCount = 36
+    /// Codec identifier for Opus, the only codec of version 1.
+    public static let codecOpus: UInt8 = 1
+
+    /// Bit flags carried in the header.
+    public struct Flags: OptionSet, Sendable {
+        public let rawValue: UInt8
+        /// Creates flags from their byte.
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// The first frame sent after the zero gate held frames back (no loss before it).
+        public static let afterGap = Flags(rawValue: 1 << 0)
+        /// App audio (what the machine plays) is in this frame.
+        public static let app = Flags(rawValue: 1 << 1)
+        /// Microphone audio is in this frame.
+        public static let mic = Flags(rawValue: 1 << 2)
+    }
+
+    /// See `Flags`.
+    public var flags: Flags
+    /// Channels of the encoded audio (2).
+    public var channels: UInt8
+    /// Codec of the payload (1 = Opus).
+    public var codec: UInt8
+    /// Sample rate of the encoded audio in Hz (48 000).
+    public var sampleRate: UInt32
+    /// Counts frames *sent*, starting at 0 and wrapping at 2³²: a hole means loss.
+    public var sequence: UInt32
+    /// 48 kHz sample clock of the frame's first sample; it runs on through gated silence.
+    public var sampleClock: UInt64
+    /// CLOCK_MONOTONIC time, in nanoseconds, at which the frame's first sample was captured.
+    public var captureTimeNs: UInt64
+    /// Samples per channel the payload decodes to (480 for 10 ms).
+    public var frameSamples: UInt16
+    /// Bytes of Opus packet following the header.
+    public var payloadLength: UInt16
+
+    /// A header with every field given.
+    public init(
+        flags: Flags, channels: UInt8 = UInt8(AudioFormat.channels), codec: UInt8 = codecOpus,
+        sampleRate: UInt32 = UInt32(AudioFormat.sampleRate), sequence: UInt32, sampleClock: UInt64,
+        captureTimeNs: UInt64, frameSamples: UInt16 = UInt16(AudioFormat.frameSamples),
+        payloadLength: UInt16
+    ) {
+        self.flags = flags
+        self.channels = channels
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.sequence = sequence
+        self.sampleClock = sampleClock
+        self.captureTimeNs = captureTimeNs
+        self.frameSamples = frameSamples
+        self.payloadLength = payloadLength
+    }
+}

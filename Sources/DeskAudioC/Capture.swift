@@ -1,0 +1,64 @@
+import DeskAudio
+import Glibc
+
+/// Called with each AudioFrame (docs/wire-format.md): `frame` points to `len` bytes that
+/// are valid only during the call. Runs on the library's own thread.
+public typealias deskaudio_frame_callback = @convention(c) (
+    _ frame: UnsafePointer<UInt8>?, _ len: size_t, _ user_data: UnsafeMutableRawPointer?
+) -> Void
+
+let service = AudioService()
+
+/// Starts, changes or stops capture so that exactly the requested sources are captured;
+/// enable_audio(false, false) stops. Idempotent. Returns DESKAUDIO_OK or a negative
+/// deskaudio_status. Microphone capture returns DESKAUDIO_ERROR_NOT_SUPPORTED in this
+/// version. Blocks until the audio server accepted the stream (at most 3 s). Must not be
+/// called from inside the audio callback (DESKAUDIO_ERROR_WRONG_THREAD).
+@_cdecl("enable_audio")
+public func enable_audio(_ mic: Bool, _ app: Bool) -> Int32 {
+    status { () throws(DeskAudioError) in try service.enable(mic: mic, app: app) }
+}
+
+/// Sets the function that receives every AudioFrame, with `user_data` passed back to it;
+/// NULL unregisters. Once this returns, the previous callback is never called again.
+/// Called from inside the callback, the change applies from the next frame.
+@_cdecl("set_audio_callback")
+public func set_audio_callback(_ callback: deskaudio_frame_callback?, _ user_data: UnsafeMutableRawPointer?) {
+    guard let callback else {
+        service.setFrameHandler(nil)
+        return
+    }
+    let userData = HostPointer(user_data)
+    service.setFrameHandler { bytes in
+        callback(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, userData.pointer)
+    }
+}
+
+/// Sets the Opus target bitrate in bits per second (6000–510000; default 128000).
+/// Applies from the next frame, also while capturing.
+@_cdecl("deskaudio_set_bitrate")
+public func deskaudio_set_bitrate(_ bits_per_second: Int32) -> Int32 {
+    status { () throws(DeskAudioError) in try service.settings.setBitrate(bits_per_second) }
+}
+
+/// Sets the Opus encoder complexity, 0 (fastest) to 10 (best, the default).
+/// Applies from the next frame, also while capturing.
+@_cdecl("deskaudio_set_complexity")
+public func deskaudio_set_complexity(_ complexity: Int32) -> Int32 {
+    status { () throws(DeskAudioError) in try service.settings.setComplexity(complexity) }
+}
+
+/// Samples (at 48 kHz) a decoder discards at the start of the stream: the encoder's
+/// look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on error.
+@_cdecl("deskaudio_encoder_pre_skip")
+public func deskaudio_encoder_pre_skip() -> Int32 {
+    var samples: Int32 = 0
+    let result = status { () throws(DeskAudioError) in samples = try service.encoderLookahead() }
+    return result == 0 ? samples : result
+}
+
+/// A host's user_data pointer, carried to the worker thread untouched.
+struct HostPointer: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+    init(_ pointer: UnsafeMutableRawPointer?) { self.pointer = pointer }
+}

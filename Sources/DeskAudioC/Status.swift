@@ -1,0 +1,72 @@
+import DeskAudio
+
+/// Result codes of the DeskAudio C API: 0 is success, every failure is negative.
+/// deskaudio_strerror() names each; deskaudio_last_error() gives the details of the
+/// last failure on the calling thread.
+public enum deskaudio_status: Int32 {
+    /// Success.
+    case DESKAUDIO_OK = 0
+    /// An argument is NULL, out of range or otherwise invalid.
+    case DESKAUDIO_ERROR_INVALID_ARGUMENT = -1
+    /// No audio server answered.
+    case DESKAUDIO_ERROR_NO_SERVER = -2
+    /// The audio server refused or dropped the capture stream.
+    case DESKAUDIO_ERROR_STREAM = -3
+    /// The audio server did not answer in time.
+    case DESKAUDIO_ERROR_TIMEOUT = -4
+    /// The Opus encoder failed.
+    case DESKAUDIO_ERROR_ENCODER = -5
+    /// The request is valid but this version cannot do it yet.
+    case DESKAUDIO_ERROR_NOT_SUPPORTED = -6
+    /// The function cannot be called from inside the audio callback.
+    case DESKAUDIO_ERROR_WRONG_THREAD = -7
+    /// Memory or a thread could not be had.
+    case DESKAUDIO_ERROR_OUT_OF_RESOURCES = -8
+}
+
+extension deskaudio_status {
+    init(_ error: DeskAudioError) {
+        switch error {
+        case .invalidArgument: self = .DESKAUDIO_ERROR_INVALID_ARGUMENT
+        case .noServer: self = .DESKAUDIO_ERROR_NO_SERVER
+        case .streamFailed: self = .DESKAUDIO_ERROR_STREAM
+        case .timeout: self = .DESKAUDIO_ERROR_TIMEOUT
+        case .encoderFailed: self = .DESKAUDIO_ERROR_ENCODER
+        case .notSupported: self = .DESKAUDIO_ERROR_NOT_SUPPORTED
+        case .wrongThread: self = .DESKAUDIO_ERROR_WRONG_THREAD
+        case .outOfResources: self = .DESKAUDIO_ERROR_OUT_OF_RESOURCES
+        }
+    }
+
+    /// A fixed description, with static storage (never freed).
+    var text: StaticString {
+        switch self {
+        case .DESKAUDIO_OK: "success"
+        case .DESKAUDIO_ERROR_INVALID_ARGUMENT: "invalid argument"
+        case .DESKAUDIO_ERROR_NO_SERVER: "no audio server"
+        case .DESKAUDIO_ERROR_STREAM: "capture stream failed"
+        case .DESKAUDIO_ERROR_TIMEOUT: "audio server timed out"
+        case .DESKAUDIO_ERROR_ENCODER: "Opus encoder error"
+        case .DESKAUDIO_ERROR_NOT_SUPPORTED: "not supported"
+        case .DESKAUDIO_ERROR_WRONG_THREAD: "not callable from the audio callback"
+        case .DESKAUDIO_ERROR_OUT_OF_RESOURCES: "out of resources"
+        }
+    }
+}
+
+/// Runs `body`; on failure records the message for deskaudio_last_error() and returns the code.
+func status(_ body: () throws(DeskAudioError) -> Void) -> Int32 {
+    do {
+        try body()
+        return deskaudio_status.DESKAUDIO_OK.rawValue
+    } catch {
+        LastError.record(error.message)
+        return deskaudio_status(error).rawValue
+    }
+}
+
+/// Records an invalid-argument failure and returns its code.
+func invalidArgument(_ message: String) -> Int32 {
+    LastError.record(message)
+    return deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue
+}

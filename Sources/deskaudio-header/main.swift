@@ -1,0 +1,241 @@
+// Writes include/deskaudio.h from the C ABI layer's Swift sources, the way cbindgen does
+// for Rust. It reads, in file-name order:
+//   //! lines                                       → the header's opening comment
+//   /// doc + public enum NAME: Int32 { case X = n } → typedef enum { X = n } NAME;
+//   /// doc + public typealias NAME = @convention(c) (_ a: T, …) -> R → typedef R (*NAME)(T a, …);
+//   /// doc + @_cdecl("name") public func …(_ a: T, …) -> R          → R name(T a, …);
+// A Swift type it cannot map is an error, never a guess.
+//
+// Usage: deskaudio-header [--check] [SOURCES_DIR [OUTPUT]]
+//   defaults: Sources/DeskAudioC include/deskaudio.h; --check fails if OUTPUT is stale.
+import Foundation
+
+struct GeneratorError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Maps a Swift type, as written in a C ABI signature, to its C spelling.
+func cType(_ swiftType: String) throws -> String {
+    var type = swiftType.trimmingCharacters(in: .whitespaces)
+    if type.hasSuffix("?") { type.removeLast() }
+    let scalars: [String: String] = [
+        "Bool": "bool", "Int8": "int8_t", "Int16": "int16_t", "Int32": "int32_t", "Int64": "int64_t",
+        "UInt8": "uint8_t", "UInt16": "uint16_t", "UInt32": "uint32_t", "UInt64": "uint64_t",
+        "size_t": "size_t", "Float": "float", "Double": "double", "CChar": "char", "Void": "void",
+        "UnsafeRawPointer": "const void *", "UnsafeMutableRawPointer": "void *",
+    ]
+    if let scalar = scalars[type] { return scalar }
+    if type.hasPrefix("deskaudio_") && type.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+        return type
+    }
+    for (prefix, qualifier) in [("UnsafePointer<", "const "), ("UnsafeMutablePointer<", "")]
+    where type.hasPrefix(prefix) && type.hasSuffix(">") {
+        let pointee = String(type.dropFirst(prefix.count).dropLast())
+        return qualifier + (try cType(pointee)) + " *"
+    }
+    throw GeneratorError(description: "no C type for Swift type '\(swiftType)'")
+}
+
+/// "R" and "*" glue: `const char *` + `name` → `const char *name`; `int32_t` + `x` → `int32_t x`.
+func declare(_ type: String, _ name: String) -> String {
+    type.hasSuffix("*") ? type + name : type + " " + name
+}
+
+/// Splits "a: A, b: B<C, D>" at top-level commas.
+func splitParameters(_ text: String) -> [String] {
+    var parts: [String] = []
+    var depth = 0
+    var current = ""
+    for character in text {
+        switch character {
+        case "<", "(": depth += 1
+        case ">", ")": depth -= 1
+        case "," where depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        default: break
+        }
+        current.append(character)
+    }
+    if !current.trimmingCharacters(in: .whitespaces).isEmpty { parts.append(current) }
+    return parts
+}
+
+/// "_ user_data: UnsafeMutableRawPointer?" → "void *user_data".
+func cParameter(_ text: String) throws -> String {
+    guard let colon = text.firstIndex(of: ":") else {
+        throw GeneratorError(description: "parameter without a type: '\(text)'")
+    }
+    let names = text[..<colon].split(separator: " ").map(String.init)
+    guard let name = names.last, name != "_" else {
+        throw GeneratorError(description: "parameter without a C name: '\(text)'")
+    }
+    return declare(try cType(String(text[text.index(after: colon)...])), name)
+}
+
+func cParameterList(_ text: String) throws -> String {
+    let parameters = try splitParameters(text).map(cParameter)
+    return parameters.isEmpty ? "void" : parameters.joined(separator: ", ")
+}
+
+func comment(_ lines: [String], indent: String = "") -> String {
+    guard !lines.isEmpty else { return "" }
+    if lines.count == 1 { return "\(indent)/** \(lines[0]) */\n" }
+    return "\(indent)/**\n" + lines.map { $0.isEmpty ? "\(indent) *\n" : "\(indent) * \($0)\n" }.joined()
+        + "\(indent) */\n"
+}
+
+/// Text between the first "(" at or after `start` and its matching ")", and what follows.
+func balancedParentheses(in text: String) throws -> (inside: String, after: String) {
+    guard let open = text.firstIndex(of: "(") else {
+        throw GeneratorError(description: "expected '(' in '\(text)'")
+    }
+    var depth = 0
+    var index = open
+    while index < text.endIndex {
+        if text[index] == "(" { depth += 1 }
+        if text[index] == ")" {
+            depth -= 1
+            if depth == 0 {
+                return (String(text[text.index(after: open)..<index]), String(text[text.index(after: index)...]))
+            }
+        }
+        index = text.index(after: index)
+    }
+    throw GeneratorError(description: "unbalanced parentheses in '\(text)'")
+}
+
+/// "-> Int32 {" → "int32_t"; no arrow → "void".
+func cReturnType(_ tail: String) throws -> String {
+    guard let arrow = tail.range(of: "->") else { return "void" }
+    var type = String(tail[arrow.upperBound...])
+    if let brace = type.firstIndex(of: "{") { type = String(type[..<brace]) }
+    return try cType(type)
+}
+
+struct Header {
+    var introduction: [String] = []
+    var enums: [String] = []
+    var typedefs: [String] = []
+    var functions: [String] = []
+
+    mutating func read(_ source: String, file: String) throws {
+        let lines = source.components(separatedBy: "\n")
+        var doc: [String] = []
+        var index = 0
+        func statement(from start: Int, until terminator: String) -> (String, Int) {
+            var text = ""
+            var end = start
+            while end < lines.count {
+                text += lines[end].trimmingCharacters(in: .whitespaces) + " "
+                if lines[end].contains(terminator) { break }
+                end += 1
+            }
+            return (text, end)
+        }
+        while index < lines.count {
+            let line = lines[index].trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("//!") {
+                introduction.append(String(line.dropFirst(3)).trimmingCharacters(in: .whitespaces))
+            } else if line.hasPrefix("///") {
+                doc.append(String(line.dropFirst(3)).trimmingCharacters(in: .whitespaces))
+                index += 1
+                continue
+            } else if line.hasPrefix("public enum deskaudio_"), line.contains(": Int32") {
+                let name = String(line.dropFirst("public enum ".count).prefix { $0 != ":" })
+                var body = comment(doc) + "typedef enum \(name) {\n"
+                var caseDoc: [String] = []
+                index += 1
+                while index < lines.count, !lines[index].hasPrefix("}") {
+                    let member = lines[index].trimmingCharacters(in: .whitespaces)
+                    if member.hasPrefix("///") {
+                        caseDoc.append(String(member.dropFirst(3)).trimmingCharacters(in: .whitespaces))
+                    } else if member.hasPrefix("case ") {
+                        let parts = member.dropFirst(5).split(separator: "=").map {
+                            $0.trimmingCharacters(in: .whitespaces)
+                        }
+                        guard parts.count == 2 else {
+                            throw GeneratorError(description: "\(file): enum case needs an explicit value: \(member)")
+                        }
+                        body += comment(caseDoc, indent: "    ") + "    \(parts[0]) = \(parts[1]),\n"
+                        caseDoc = []
+                    }
+                    index += 1
+                }
+                enums.append(body + "} \(name);\n")
+            } else if line.hasPrefix("public typealias deskaudio_"), line.contains("@convention(c)") {
+                let (text, end) = statement(from: index, until: "->")
+                let name = String(text.dropFirst("public typealias ".count).prefix { $0 != " " && $0 != "=" })
+                let afterConvention = String(text[text.range(of: "@convention(c)")!.upperBound...])
+                let (parameters, tail) = try balancedParentheses(in: afterConvention)
+                let returnType = try cReturnType(tail)
+                typedefs.append(
+                    comment(doc) + "typedef \(declare(returnType, "(*\(name))"))(\(try cParameterList(parameters)));\n")
+                index = end
+            } else if line.hasPrefix("@_cdecl(\"") {
+                let cName = String(line.dropFirst("@_cdecl(\"".count).prefix { $0 != "\"" })
+                let (text, end) = statement(from: index + 1, until: "{")
+                guard text.hasPrefix("public func ") else {
+                    throw GeneratorError(description: "\(file): @_cdecl(\"\(cName)\") must precede a public func")
+                }
+                guard !doc.isEmpty else {
+                    throw GeneratorError(description: "\(file): \(cName) has no doc comment")
+                }
+                let (parameters, tail) = try balancedParentheses(in: text)
+                let returnType = try cReturnType(tail)
+                functions.append(comment(doc) + "\(declare(returnType, cName))(\(try cParameterList(parameters)));\n")
+                index = end
+            }
+            doc = []
+            index += 1
+        }
+    }
+
+    var text: String {
+        var out = "/* include/deskaudio.h: generated by `swift run deskaudio-header` from Sources/DeskAudioC.\n"
+        out += " * Do not edit; change the Swift sources and generate again. */\n"
+        out += "#ifndef DESKAUDIO_H\n#define DESKAUDIO_H\n\n"
+        out += comment(introduction)
+        out += "\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+        out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+        for block in enums + typedefs + functions { out += "\n" + block }
+        out += "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* DESKAUDIO_H */\n"
+        return out
+    }
+}
+
+func run() throws -> Int32 {
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    let check = arguments.first == "--check"
+    if check { arguments.removeFirst() }
+    let sources = arguments.count > 0 ? arguments[0] : "Sources/DeskAudioC"
+    let output = arguments.count > 1 ? arguments[1] : "include/deskaudio.h"
+    let files = try FileManager.default.contentsOfDirectory(atPath: sources)
+        .filter { $0.hasSuffix(".swift") }.sorted()
+    var header = Header()
+    for file in files {
+        try header.read(String(contentsOfFile: "\(sources)/\(file)", encoding: .utf8), file: file)
+    }
+    let text = header.text
+    if check {
+        let current = try? String(contentsOfFile: output, encoding: .utf8)
+        guard current == text else {
+            FileHandle.standardError.write(Data(
+                "\(output) is stale: run `swift run deskaudio-header` and commit the result\n".utf8))
+            return 1
+        }
+        print("\(output) is up to date")
+        return 0
+    }
+    try text.write(toFile: output, atomically: true, encoding: .utf8)
+    print("wrote \(output): \(header.functions.count) functions, \(header.typedefs.count) typedefs, \(header.enums.count) enums")
+    return 0
+}
+
+do {
+    exit(try run())
+} catch {
+    FileHandle.standardError.write(Data("deskaudio-header: \(error)\n".utf8))
+    exit(2)
+}

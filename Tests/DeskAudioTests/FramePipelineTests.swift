@@ -1,0 +1,94 @@
+import DeskAudio
+import Testing
+
+@Suite struct FramePipelineTests {
+    struct Sent {
+        var header: AudioFrameHeader
+        var payload: [UInt8]
+    }
+
+    static func run(_ pipeline: FramePipeline, _ input: [Float], seed: UInt64, endTimeNs: UInt64 = 0) -> [Sent] {
+        var random = SeededRandom(seed: seed)
+        var sent: [Sent] = []
+        var offset = 0
+        while offset < input.count {
+            let size = min(Int.random(in: 1...2500, using: &random), input.count - offset)
+            input[offset..<offset + size].withUnsafeBufferPointer { chunk in
+                pipeline.process(chunk, endTimeNs: endTimeNs) { bytes in
+                    let frame = try! AudioFrameParser.parse(bytes)
+                    sent.append(Sent(header: frame.header, payload: Array(frame.payload)))
+                }
+            }
+            offset += size
+        }
+        return sent
+    }
+
+    static func frames(_ count: Int, of frame: [Float]) -> [Float] {
+        Array([[Float]](repeating: frame, count: count).joined())
+    }
+
+    @Test func gateCountsSequenceAndSampleClockThroughASilence() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let tone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 50 * 480)
+        let silence = [Float](repeating: 0, count: 1000 * AudioFormat.frameFloats)
+        let secondTone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 30 * 480)
+        let sent = Self.run(pipeline, tone + silence + secondTone, seed: 3)
+
+        #expect(sent.count == 50 + 800 + 30)
+        #expect(pipeline.counters.framesCaptured == 1080)
+        #expect(pipeline.counters.framesSent == 880)
+        #expect(pipeline.counters.framesGated == 200)
+        #expect(sent.map(\.header.sequence) == Array(0..<880))
+        #expect(sent.allSatisfy { $0.header.flags.contains(.app) })
+        let afterGap = sent.indices.filter { sent[$0].header.flags.contains(.afterGap) }
+        #expect(afterGap == [850])
+        #expect(sent[849].header.sampleClock == 849 * 480)
+        #expect(sent[850].header.sampleClock == 1050 * 480)
+        #expect(sent[879].header.sampleClock == 1079 * 480)
+        #expect(pipeline.counters.bytesSent == UInt64(sent.reduce(0) { $0 + 36 + $1.payload.count }))
+    }
+
+    @Test func firstFrameAfterTheGapCarriesTheOnset() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let decoder = try OpusFrameDecoder()
+        let silence = [Float](repeating: 0, count: 900 * AudioFormat.frameFloats)
+        let tone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 20 * 480)
+        let sent = Self.run(pipeline, silence + tone, seed: 9)
+        #expect(sent.count == 800 + 20)
+        var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
+        var decoded: [Float] = []
+        for frame in sent[800...] {
+            _ = try frame.payload.withUnsafeBytes { bytes in
+                try output.withUnsafeMutableBufferPointer { try decoder.decode(bytes, into: $0) }
+            }
+            decoded += output
+        }
+        // The tone starts in the first frame sent after the gap; 2.5 ms of codec delay at most.
+        let firstFrame = SignalAnalysis.left(decoded[0..<AudioFormat.frameFloats])
+        #expect(SignalAnalysis.rmsDecibels(Array(firstFrame[120...])) > -15)
+    }
+
+    @Test func captureTimeIsTheFramesFirstSample() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 3)
+        var times: [UInt64] = []
+        tone.withUnsafeBufferPointer { chunk in
+            pipeline.process(chunk, endTimeNs: 1_000_000_000) { bytes in
+                times.append(try! AudioFrameParser.parse(bytes).header.captureTimeNs)
+            }
+        }
+        #expect(times == [970_000_000, 980_000_000, 990_000_000])
+    }
+
+    @Test func discontinuityFlagsTheNextFrameAndAdvancesTheClock() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 2 + 100)
+        var sent = Self.run(pipeline, tone, seed: 1)
+        pipeline.markDiscontinuity(skippedSamples: 4800)
+        sent += Self.run(pipeline, SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 960), seed: 2)
+        #expect(sent.map(\.header.sequence) == [0, 1, 2, 3])
+        #expect(sent.map(\.header.sampleClock) == [0, 480, 960 + 4800, 1440 + 4800])
+        #expect(sent.map { $0.header.flags.contains(.afterGap) } == [false, false, true, false])
+    }
+}
