@@ -12,7 +12,8 @@ let package = Package(
     targets: [
         // System libraries, found through pkg-config; apt names the Debian packages.
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
-        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
+        .systemLibrary(
+            name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
 
         // Only what Swift cannot call itself: libopus's variadic ctl requests.
@@ -29,7 +30,8 @@ let package = Package(
 
         .executableTarget(name: "deskaudio-header"),
 
-        .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "COpus"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["DeskAudioC", "DeskAudio"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["DeskAudioC", "DeskAudio", "TestSupport"]),
     ]
 )

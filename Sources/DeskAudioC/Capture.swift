@@ -3,9 +3,10 @@ import Glibc
 
 /// Called with each AudioFrame (docs/wire-format.md): `frame` points to `len` bytes that
 /// are valid only during the call. Runs on the library's own thread.
-public typealias deskaudio_frame_callback = @convention(c) (
-    _ frame: UnsafePointer<UInt8>?, _ len: size_t, _ user_data: UnsafeMutableRawPointer?
-) -> Void
+public typealias deskaudio_frame_callback =
+    @convention(c) (
+        _ frame: UnsafePointer<UInt8>?, _ len: size_t, _ user_data: UnsafeMutableRawPointer?
+    ) -> Void
 
 let service = AudioService()
 

@@ -1,4 +1,5 @@
 import DeskAudio
+import TestSupport
 import Testing
 
 @Suite struct FramePipelineTests {
@@ -7,7 +8,9 @@ import Testing
         var payload: [UInt8]
     }
 
-    static func run(_ pipeline: FramePipeline, _ input: [Float], seed: UInt64, endTimeNs: UInt64 = 0) -> [Sent] {
+    static func run(_ pipeline: FramePipeline, _ input: [Float], seed: UInt64, endTimeNs: UInt64 = 0)
+        -> [Sent]
+    {
         var random = SeededRandom(seed: seed)
         var sent: [Sent] = []
         var offset = 0

@@ -1,4 +1,5 @@
 import DeskAudio
+import TestSupport
 import Testing
 
 @Suite struct FramerTests {
@@ -59,18 +60,5 @@ import Testing
         let second = Self.reference(AudioFormat.frameFloats).map { $0 + 5000 }
         second.withUnsafeBufferPointer { framer.append($0) { frames.append(Array($0)) } }
         #expect(frames == [second])
-    }
-}
-
-/// SplitMix64: reproducible random numbers for tests.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
-import Foundation
 import DeskAudio
+import Foundation
+import TestSupport
 import Testing
 
 @Suite struct OpusCodecTests {

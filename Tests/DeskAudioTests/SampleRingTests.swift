@@ -8,7 +8,10 @@ import Testing
         var expected: Float = 0
         var scratch = [Float](repeating: -1, count: 50)
         for round in 0..<40 {
-            let chunk = (0..<(round % 2 == 0 ? 40 : 22)).map { _ in next += 1; return next }
+            let chunk = (0..<(round % 2 == 0 ? 40 : 22)).map { _ in
+                next += 1
+                return next
+            }
             #expect(chunk.withUnsafeBufferPointer { ring.write($0) } == chunk.count)
             let read = scratch.withUnsafeMutableBufferPointer { ring.read(into: $0) }
             #expect(read == chunk.count)

@@ -141,7 +141,8 @@ final class PipeWireCapture: @unchecked Sendable {
             let flags = pw_stream_flags(
                 PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
                     | PW_STREAM_FLAG_RT_PROCESS.rawValue)
-            return pw_stream_connect(newStream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */, flags, &params, 1)
+            return pw_stream_connect(
+                newStream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */, flags, &params, 1)
         }
         guard result >= 0 else {
             throw .streamFailed("PipeWire refused the capture stream: \(String(cString: strerror(-result)))")

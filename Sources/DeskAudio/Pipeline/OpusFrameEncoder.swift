@@ -44,9 +44,11 @@ public final class OpusFrameEncoder {
         complexity: Int32 = 10
     ) throws(DeskAudioError) {
         var status: Int32 = OPUS_OK
-        guard let created = opus_encoder_create(
-            Int32(AudioFormat.sampleRate), Int32(AudioFormat.channels), application.opusValue, &status
-        ), status == OPUS_OK else {
+        guard
+            let created = opus_encoder_create(
+                Int32(AudioFormat.sampleRate), Int32(AudioFormat.channels), application.opusValue, &status
+            ), status == OPUS_OK
+        else {
             throw .encoderFailed(OpusFrameEncoder.message(status))
         }
         encoder = created

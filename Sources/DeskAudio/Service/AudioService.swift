@@ -79,9 +79,11 @@ public final class AudioService: @unchecked Sendable {
     private func startCapture() throws(DeskAudioError) {
         let pipeline = try preparedPipeline()
         if let stoppedAtNs {
-            let pausedSamples = (MonotonicClock.nowNs() - stoppedAtNs) * UInt64(AudioFormat.sampleRate)
+            let pausedSamples =
+                (MonotonicClock.nowNs() - stoppedAtNs) * UInt64(AudioFormat.sampleRate)
                 / 1_000_000_000
-            let wholeFrames = pausedSamples / UInt64(AudioFormat.frameSamples) * UInt64(AudioFormat.frameSamples)
+            let wholeFrames =
+                pausedSamples / UInt64(AudioFormat.frameSamples) * UInt64(AudioFormat.frameSamples)
             pipeline.markDiscontinuity(skippedSamples: wholeFrames)
         }
         ring.discardAll()

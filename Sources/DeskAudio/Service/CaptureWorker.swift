@@ -34,11 +34,13 @@ final class CaptureWorker: @unchecked Sendable {
         stopRequested.store(false, ordering: .releasing)
         var newThread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&newThread, nil, { context in
-            let worker = Unmanaged<CaptureWorker>.fromOpaque(context!).takeRetainedValue()
-            worker.run()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &newThread, nil,
+            { context in
+                let worker = Unmanaged<CaptureWorker>.fromOpaque(context!).takeRetainedValue()
+                worker.run()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<CaptureWorker>.fromOpaque(context).release()
             throw .outOfResources("cannot start the worker thread: \(String(cString: strerror(status)))")
@@ -70,7 +72,8 @@ final class CaptureWorker: @unchecked Sendable {
             settings.apply(to: pipeline.encoder)
             let now = MonotonicClock.nowNs()
             // Audio still in the ring was captured after this chunk ended.
-            let laterNs = UInt64(ring.availableFloats / AudioFormat.channels) * 1_000_000_000
+            let laterNs =
+                UInt64(ring.availableFloats / AudioFormat.channels) * 1_000_000_000
                 / UInt64(AudioFormat.sampleRate)
             pipeline.process(UnsafeBufferPointer(rebasing: chunk[0..<count]), endTimeNs: now &- laterNs) {
                 frame in delivery.deliver(frame)

@@ -7,8 +7,9 @@ public final class OpusFrameDecoder {
     /// A decoder for 48 kHz stereo output.
     public init() throws(DeskAudioError) {
         var status: Int32 = OPUS_OK
-        guard let created = opus_decoder_create(
-            Int32(AudioFormat.sampleRate), Int32(AudioFormat.channels), &status), status == OPUS_OK
+        guard
+            let created = opus_decoder_create(
+                Int32(AudioFormat.sampleRate), Int32(AudioFormat.channels), &status), status == OPUS_OK
         else { throw .encoderFailed(String(cString: opus_strerror(status))) }
         decoder = created
     }

@@ -1,9 +1,10 @@
 import Foundation
 
 /// Measures decoded audio: level and dominant frequency of one channel.
-enum SignalAnalysis {
+public enum SignalAnalysis {
     /// A stereo sine, interleaved, both channels equal.
-    static func sine(frequency: Double, amplitude: Float, frames: Int, startFrame: Int = 0) -> [Float] {
+    public static func sine(frequency: Double, amplitude: Float, frames: Int, startFrame: Int = 0) -> [Float]
+    {
         var samples: [Float] = []
         samples.reserveCapacity(frames * 2)
         for index in startFrame..<(startFrame + frames) {
@@ -15,18 +16,18 @@ enum SignalAnalysis {
     }
 
     /// Left channel of interleaved stereo.
-    static func left(_ interleaved: ArraySlice<Float>) -> [Float] {
+    public static func left(_ interleaved: ArraySlice<Float>) -> [Float] {
         stride(from: interleaved.startIndex, to: interleaved.endIndex - 1, by: 2).map { interleaved[$0] }
     }
 
     /// RMS level in dBFS.
-    static func rmsDecibels(_ samples: [Float]) -> Double {
+    public static func rmsDecibels(_ samples: [Float]) -> Double {
         let meanSquare = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(samples.count, 1))
         return 10 * log10(max(meanSquare, 1e-20))
     }
 
     /// Frequency from rising zero crossings, interpolated between samples.
-    static func dominantFrequency(_ samples: [Float]) -> Double {
+    public static func dominantFrequency(_ samples: [Float]) -> Double {
         var crossings: [Double] = []
         for index in 1..<samples.count where samples[index - 1] < 0 && samples[index] >= 0 {
             let fraction = Double(-samples[index - 1]) / Double(samples[index] - samples[index - 1])

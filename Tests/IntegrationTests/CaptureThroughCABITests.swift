@@ -1,0 +1,167 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+import TestSupport
+import Testing
+
+/// scripts/test starts a private PipeWire and sets DESKAUDIO_TEST_RIG=1 (and checks these ran).
+let rigIsRunning = ProcessInfo.processInfo.environment["DESKAUDIO_TEST_RIG"] == "1"
+/// RMS of a sine of amplitude 0.5, in dBFS.
+let halfScaleSineLevel = 20 * log10(0.5 / 2.0.squareRoot())
+
+/// Every test that uses the real server, one at a time (nested suites inherit .serialized).
+@Suite(.serialized, .enabled(if: rigIsRunning, "needs the private PipeWire of scripts/test"))
+struct RealServerTests {}
+
+extension RealServerTests {
+    @Suite struct CaptureThroughCABITests {
+        @Test func toneComesBackAtItsFrequencyAndLevelWithoutDropouts() throws {
+            let collector = FrameCollector()
+            set_audio_callback(FrameCollector.callback, collector.userData)
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(waitUntil(seconds: 3) { collector.count >= 10 }, "frames flow within 3 s")
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 2)
+            player.waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            set_audio_callback(nil, nil)
+
+            let frames = try collector.parsed()
+            #expect(player.terminationStatus == 0)
+            #expect(
+                frames.map(\.header.sequence)
+                    == Array(frames[0].header.sequence..<(frames[0].header.sequence + UInt32(frames.count))))
+            #expect(
+                frames.allSatisfy { $0.header.flags == [.app] || $0.header.flags == [.app, .afterGap] })
+            let clocks = frames.map(\.header.sampleClock)
+            #expect(zip(clocks, clocks.dropFirst()).allSatisfy { $1 == $0 + 480 }, "no frame missing")
+            let times = frames.map(\.header.captureTimeNs)
+            #expect(zip(times, times.dropFirst()).allSatisfy { $1 > $0 }, "capture times increase")
+
+            let tone = ToneCheck(try collector.decoded())
+            #expect(
+                (195...205).contains(tone.loudFrames.count),
+                "2 s of tone: \(tone.loudFrames.count) loud frames")
+            let contiguous = tone.isContiguous
+            #expect(contiguous, "no dropout inside the tone")
+            let dropouts = tone.dropouts(expected: halfScaleSineLevel, tolerance: 1)
+            #expect(dropouts.isEmpty, "frames off the tone level: \(dropouts)")
+            let frequency = SignalAnalysis.dominantFrequency(tone.interior)
+            #expect(abs(frequency - 1000) <= 20, "frequency \(frequency) Hz")
+            let level = SignalAnalysis.rmsDecibels(tone.interior)
+            #expect(abs(level - halfScaleSineLevel) <= 1, "level \(level) dBFS")
+            print(
+                "measured: C ABI capture of 1 kHz at \(halfScaleSineLevel) dBFS: \(frequency) Hz, \(level) dBFS, "
+                    + "\(tone.loudFrames.count) loud frames, \(frames.count) frames in sequence")
+        }
+
+        @Test func silenceClosesTheGateAfter800FramesAndTheOnsetReopensIt() throws {
+            let collector = FrameCollector()
+            set_audio_callback(FrameCollector.callback, collector.userData)
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            defer {
+                _ = enable_audio(false, false)
+                set_audio_callback(nil, nil)
+            }
+            #expect(waitUntil(seconds: 3) { collector.count >= 10 })
+            let first = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 0.3)
+            first.waitUntilExit()
+            // 800 frames of silence are 8 s; then nothing may come.
+            #expect(waitUntil(seconds: 12) { collector.secondsSinceLastFrame > 1 }, "the gate closes")
+            let whileGated = collector.count
+            Thread.sleep(forTimeInterval: 1)
+            #expect(collector.count == whileGated, "nothing is sent while the gate is closed")
+            let second = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 0.3)
+            second.waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.2)
+            _ = enable_audio(false, false)
+
+            let frames = try collector.parsed()
+            let sequences = frames.map(\.header.sequence)
+            #expect(
+                sequences == Array(sequences[0]..<(sequences[0] + UInt32(frames.count))),
+                "no sent frame lost")
+            let gaps = frames.indices.filter { frames[$0].header.flags.contains(.afterGap) && $0 > 0 }
+            #expect(gaps.count == 1, "exactly one frame marked after a gap: \(gaps)")
+            guard let gap = gaps.first else { return }
+            let skipped = frames[gap].header.sampleClock - frames[gap - 1].header.sampleClock - 480
+            #expect(
+                skipped >= 100 * 480 && skipped % 480 == 0,
+                "the sample clock ran on through the gate: \(skipped)")
+
+            let decoded = try collector.decoded()
+            func level(_ frame: Int, _ range: Range<Int>) -> Double {
+                SignalAnalysis.rmsDecibels(
+                    SignalAnalysis.left(
+                        decoded[(frame * 960 + range.lowerBound * 2)..<(frame * 960 + range.upperBound * 2)]))
+            }
+            // The last frame holding the first tone (past the codec's 2.5 ms delay) …
+            let lastLoud = (0..<gap).last { level($0, 240..<480) > -40 }
+            #expect(lastLoud != nil)
+            if let lastLoud {
+                // … is followed by 800 all-zero frames that are sent (±1 for the frame where the tone ends).
+                #expect((799...801).contains(gap - 1 - lastLoud), "zero frames sent: \(gap - 1 - lastLoud)")
+                print(
+                    "measured: gate: \(gap - 1 - lastLoud) silent frames sent, then \(skipped / 480) held; "
+                        + "first frame after the gap has sequence \(frames[gap].header.sequence)")
+            }
+            // The onset is in the first frame after the gap or the one right after it.
+            #expect(max(level(gap, 0..<480), level(gap + 1, 0..<480)) > -15, "onset kept")
+        }
+
+        @Test func noCallbackAfterUnregisterOrDisableHasReturned() throws {
+            let first = FrameCollector()
+            set_audio_callback(FrameCollector.callback, first.userData)
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(waitUntil(seconds: 3) { first.count >= 10 })
+            set_audio_callback(nil, nil)
+            let afterUnregister = first.count
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(first.count == afterUnregister)
+
+            let second = FrameCollector()
+            set_audio_callback(FrameCollector.callback, second.userData)
+            #expect(
+                waitUntil(seconds: 3) { second.count >= 10 }, "capture kept running without a callback")
+            #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            let afterDisable = second.count
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(second.count == afterDisable)
+            #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue, "idempotent")
+            set_audio_callback(nil, nil)
+        }
+
+        @Test func callbackCanReplaceItselfButNotStopCaptureFromInside() throws {
+            let successor = FrameCollector()
+            let first = FrameCollector()
+            first.handOverTo = successor
+            set_audio_callback(FrameCollector.callback, first.userData)
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue, "idempotent")
+            #expect(waitUntil(seconds: 3) { successor.count >= 10 }, "the successor receives frames")
+            #expect(first.count == 1)
+            #expect(
+                first.statusFromInsideCallback == deskaudio_status.DESKAUDIO_ERROR_WRONG_THREAD.rawValue)
+            #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            set_audio_callback(nil, nil)
+        }
+
+        @Test func unsupportedAndInvalidRequestsReturnCodesAndMessages() {
+            #expect(enable_audio(true, true) == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue)
+            #expect(String(cString: deskaudio_last_error()!).contains("microphone"))
+            #expect(
+                deskaudio_set_bitrate(5_999) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+            #expect(String(cString: deskaudio_last_error()!).contains("5999"))
+            #expect(
+                deskaudio_set_complexity(-1) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+            #expect(deskaudio_set_bitrate(96_000) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(deskaudio_set_bitrate(128_000) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(
+                String(cString: deskaudio_strerror(deskaudio_status.DESKAUDIO_ERROR_NO_SERVER.rawValue)!)
+                    == "no audio server")
+            #expect(String(cString: deskaudio_strerror(-999)!) == "unknown error")
+            #expect(String(cString: deskaudio_version()!) == "0.1.0")
+            #expect(deskaudio_encoder_pre_skip() == 120)
+        }
+    }
+}

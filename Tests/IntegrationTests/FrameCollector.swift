@@ -1,0 +1,91 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+
+/// Collects AudioFrames delivered through the C callback, for checks after capture.
+final class FrameCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var frames: [[UInt8]] = []
+    private var arrivals: [Date] = []
+    /// What enable_audio returned when called from inside the callback (if asked to).
+    private(set) var statusFromInsideCallback: Int32?
+    /// When set, the first callback replaces itself with this collector's callback.
+    var handOverTo: FrameCollector?
+
+    /// The user_data pointer for set_audio_callback (unretained: keep the collector alive).
+    var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// The C callback: user_data is a FrameCollector.
+    static let callback: deskaudio_frame_callback = { frame, length, userData in
+        let collector = Unmanaged<FrameCollector>.fromOpaque(userData!).takeUnretainedValue()
+        collector.receive(Array(UnsafeBufferPointer(start: frame, count: length)))
+    }
+
+    private func receive(_ bytes: [UInt8]) {
+        lock.lock()
+        frames.append(bytes)
+        arrivals.append(Date())
+        let successor = handOverTo
+        handOverTo = nil
+        lock.unlock()
+        if let successor {
+            let status = enable_audio(false, false)
+            lock.lock()
+            statusFromInsideCallback = status
+            lock.unlock()
+            set_audio_callback(FrameCollector.callback, successor.userData)
+        }
+    }
+
+    /// Frames received so far.
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames.count
+    }
+
+    /// Seconds since the last frame arrived (infinity before the first).
+    var secondsSinceLastFrame: Double {
+        lock.lock()
+        defer { lock.unlock() }
+        return arrivals.last.map { Date().timeIntervalSince($0) } ?? .infinity
+    }
+
+    /// Parsed frames, in arrival order.
+    func parsed() throws -> [(header: AudioFrameHeader, payload: [UInt8])] {
+        lock.lock()
+        let copy = frames
+        lock.unlock()
+        return try copy.map { bytes in
+            try bytes.withUnsafeBytes { raw in
+                let frame = try AudioFrameParser.parse(raw)
+                return (frame.header, Array(frame.payload))
+            }
+        }
+    }
+
+    /// Decodes every frame in order into interleaved 48 kHz stereo.
+    func decoded() throws -> [Float] {
+        let decoder = try OpusFrameDecoder()
+        var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
+        var samples: [Float] = []
+        for frame in try parsed() {
+            _ = try frame.payload.withUnsafeBytes { packet in
+                try output.withUnsafeMutableBufferPointer { try decoder.decode(packet, into: $0) }
+            }
+            samples += output
+        }
+        return samples
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass; returns whether it held.
+@discardableResult
+func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return condition()
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Runs the command-line tools the integration tests drive: players, decoders, the C example.
+public enum ExternalTools {
+    /// Result of a finished process.
+    public struct Outcome {
+        public var status: Int32
+        public var output: String
+        public var error: String
+    }
+
+    /// Starts `arguments` (looked up on PATH) with `environment` added; does not wait.
+    public static func start(
+        _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return (process, output, error)
+    }
+
+    /// Runs `arguments` to completion.
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+        let (process, output, error) = try start(arguments, environment: environment)
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            error: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// Plays a stereo sine into the default sink through pacat; returns the running player.
+    public static func playTone(frequency: Double, amplitude: Float, seconds: Double) throws -> Process {
+        let samples = SignalAnalysis.sine(
+            frequency: frequency, amplitude: amplitude, frames: Int(seconds * 48_000))
+        let file = FileManager.default.temporaryDirectory
+            .appendingPathComponent("deskaudio-tone-\(UUID().uuidString).f32")
+        try samples.withUnsafeBytes { Data($0) }.write(to: file)
+        let (process, _, _) = try start([
+            "pacat", "--playback", "--raw", "--format=float32le", "--rate=48000", "--channels=2",
+            file.path,
+        ])
+        return process
+    }
+
+    /// Interleaved samples of a 16-bit PCM WAV file, as floats in [-1, 1).
+    public static func readWav16(_ path: String) throws -> [Float] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var offset = 12
+        while offset + 8 <= data.count {
+            let id = String(decoding: data[offset..<offset + 4], as: UTF8.self)
+            let size = data[offset + 4..<offset + 8].enumerated().reduce(0) {
+                $0 | Int($1.element) << (8 * $1.offset)
+            }
+            if id == "data" {
+                let body = data[(offset + 8)..<min(offset + 8 + size, data.count)]
+                return stride(from: body.startIndex, to: body.endIndex - 1, by: 2).map {
+                    Float(Int16(bitPattern: UInt16(body[$0]) | UInt16(body[$0 + 1]) << 8)) / 32768
+                }
+            }
+            offset += 8 + size + (size & 1)
+        }
+        throw CocoaError(.fileReadCorruptFile)
+    }
+}

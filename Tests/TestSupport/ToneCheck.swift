@@ -1,0 +1,44 @@
+/// Finds a tone in decoded audio, 10 ms at a time, and measures it.
+public struct ToneCheck {
+    /// RMS (dBFS) of each 10 ms frame of the left channel.
+    public let frameLevels: [Double]
+    /// Indices of frames above the threshold.
+    public let loudFrames: [Int]
+    /// Left channel of the frames strictly inside the loud run (edges trimmed).
+    public let interior: [Float]
+
+    /// Splits interleaved stereo `samples` into 10 ms frames; frames above `threshold` dBFS
+    /// are loud; `trim` frames at each end of the loud run are left out of `interior`.
+    public init(_ samples: [Float], threshold: Double = -30, trim: Int = 2) {
+        let frameFloats = 960
+        var levels: [Double] = []
+        var start = 0
+        while start + frameFloats <= samples.count {
+            levels.append(
+                SignalAnalysis.rmsDecibels(SignalAnalysis.left(samples[start..<start + frameFloats])))
+            start += frameFloats
+        }
+        frameLevels = levels
+        loudFrames = levels.indices.filter { levels[$0] > threshold }
+        if let first = loudFrames.first, let last = loudFrames.last, last - first > 2 * trim {
+            interior = SignalAnalysis.left(
+                samples[((first + trim) * frameFloats)..<((last - trim + 1) * frameFloats)])
+        } else {
+            interior = []
+        }
+    }
+
+    /// True when the loud frames form one run with no quiet frame inside.
+    public var isContiguous: Bool {
+        guard let first = loudFrames.first, let last = loudFrames.last else { return false }
+        return last - first + 1 == loudFrames.count
+    }
+
+    /// Frames inside the loud run (edges trimmed) whose level is off `expected` by more than `tolerance` dB.
+    public func dropouts(expected: Double, tolerance: Double, trim: Int = 2) -> [Int] {
+        guard let first = loudFrames.first, let last = loudFrames.last, last - first > 2 * trim else {
+            return []
+        }
+        return ((first + trim)...(last - trim)).filter { abs(frameLevels[$0] - expected) > tolerance }
+    }
+}
