@@ -55,7 +55,11 @@ final class PipeWireCapture: @unchecked Sendable {
             throw .outOfResources("cannot create a PipeWire thread loop: \(PipeWireCapture.errnoText())")
         }
         loop = newLoop
-        guard let newContext = pw_context_new(pw_thread_loop_get_loop(newLoop), nil, 0) else {
+        // client-rt.conf loads module-rt: the data thread asks for real-time scheduling
+        // (directly, or through RTKit), as pw-cat does. Without it, a busy machine delays
+        // the process callback past the 10 ms quantum and audio is lost.
+        let contextProperties = pw_properties_new_string("config.name=client-rt.conf")
+        guard let newContext = pw_context_new(pw_thread_loop_get_loop(newLoop), contextProperties, 0) else {
             stop()
             throw .outOfResources("cannot create a PipeWire context: \(PipeWireCapture.errnoText())")
         }
