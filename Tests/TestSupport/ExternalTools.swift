@@ -44,7 +44,9 @@ public enum ExternalTools {
             .appendingPathComponent("deskaudio-tone-\(UUID().uuidString).f32")
         try samples.withUnsafeBytes { Data($0) }.write(to: file)
         let (process, _, _) = try start([
-            "pacat", "--playback", "--raw", "--format=float32le", "--rate=48000", "--channels=2",
+            // 200 ms of server-side buffer: a busy test machine must not starve the player.
+            "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
+            "--channels=2",
             file.path,
         ])
         return process
