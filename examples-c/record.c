@@ -150,6 +150,7 @@ int main(int argc, char **argv) {
     write_pages(&r, 1);
     ogg_stream_clear(&r.stream);
     if (fclose(r.file) != 0 || r.write_failed) { perror(path); return 1; }
+    /* Gated frames are known when sending resumes: a gate still closed at the end is not counted. */
     printf("frames %lu, bytes %lu, gated frames %lu, frames after a gap %lu\n",
            r.frames, r.bytes, r.gated_frames, r.after_gap_frames);
     return 0;

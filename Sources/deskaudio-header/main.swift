@@ -172,13 +172,15 @@ struct Header {
                 let name = String(text.dropFirst("public typealias ".count).prefix { $0 != " " && $0 != "=" })
                 guard name.hasPrefix("deskaudio_"), let convention = text.range(of: "@convention(c)") else {
                     throw GeneratorError(
-                        description: "\(file): public typealias \(name) is not a deskaudio_ @convention(c) type")
+                        description:
+                            "\(file): public typealias \(name) is not a deskaudio_ @convention(c) type")
                 }
                 let (parameters, tail) = try balancedParentheses(in: String(text[convention.upperBound...]))
                 let returnType = try cReturnType(tail)
                 typedefs.append(
                     comment(doc)
-                        + "typedef \(declare(returnType, "(*\(name))"))(\(try cParameterList(parameters)));\n")
+                        + "typedef \(declare(returnType, "(*\(name))"))(\(try cParameterList(parameters)));\n"
+                )
                 index = end
             } else if line.hasPrefix("@_cdecl(\"") {
                 let cName = String(line.dropFirst("@_cdecl(\"".count).prefix { $0 != "\"" })
@@ -198,7 +200,8 @@ struct Header {
             } else if line.hasPrefix("public ") {
                 throw GeneratorError(
                     description: "\(file): '\(line)' is public but has no C form "
-                        + "(C functions need @_cdecl; types must be deskaudio_ Int32 enums or @convention(c) typealiases)")
+                        + "(C functions need @_cdecl; types must be deskaudio_ Int32 enums or @convention(c) typealiases)"
+                )
             }
             doc = []
             index += 1

@@ -9,4 +9,11 @@ public enum AudioFormat {
     public static let frameSamples = 480
     /// Interleaved floats in one frame.
     public static let frameFloats = frameSamples * channels
+
+    /// Samples per channel in `nanoseconds`, rounded down to whole frames. Never overflows.
+    public static func wholeFrameSamples(inNanoseconds nanoseconds: UInt64) -> UInt64 {
+        let rate = UInt64(sampleRate)
+        let samples = nanoseconds / 1_000_000_000 * rate + nanoseconds % 1_000_000_000 * rate / 1_000_000_000
+        return samples - samples % UInt64(frameSamples)
+    }
 }

@@ -79,12 +79,8 @@ public final class AudioService: @unchecked Sendable {
     private func startCapture() throws(DeskAudioError) {
         let pipeline = try preparedPipeline()
         if let stoppedAtNs {
-            let pausedSamples =
-                (MonotonicClock.nowNs() - stoppedAtNs) * UInt64(AudioFormat.sampleRate)
-                / 1_000_000_000
-            let wholeFrames =
-                pausedSamples / UInt64(AudioFormat.frameSamples) * UInt64(AudioFormat.frameSamples)
-            pipeline.markDiscontinuity(skippedSamples: wholeFrames)
+            let paused = AudioFormat.wholeFrameSamples(inNanoseconds: MonotonicClock.nowNs() &- stoppedAtNs)
+            pipeline.markDiscontinuity(skippedSamples: paused)
         }
         ring.discardAll()
         let worker = CaptureWorker(
