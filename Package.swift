@@ -22,7 +22,7 @@ let package = Package(
         // The audio core: capture → pipeline → wire. Glibc only, no Foundation.
         .target(
             name: "DeskAudio",
-            dependencies: ["COpus", "CPipeWire", "DeskAudioShim"]
+            dependencies: ["COpus", "CPipeWire", "CPulse", "DeskAudioShim"]
         ),
 
         // The thin C ABI layer: converts and validates, holds no audio logic.

@@ -141,6 +141,8 @@ int main(int argc, char **argv) {
         remove(path);
         return 1;
     }
+    char backend[16];
+    snprintf(backend, sizeof backend, "%s", deskaudio_backend());
     struct timespec tick = {0, 50 * 1000 * 1000};
     for (double waited = 0; waited < seconds && !interrupted; waited += 0.05) nanosleep(&tick, NULL);
     enable_audio(false, false);
@@ -151,7 +153,7 @@ int main(int argc, char **argv) {
     ogg_stream_clear(&r.stream);
     if (fclose(r.file) != 0 || r.write_failed) { perror(path); return 1; }
     /* Gated frames are known when sending resumes: a gate still closed at the end is not counted. */
-    printf("frames %lu, bytes %lu, gated frames %lu, frames after a gap %lu\n",
-           r.frames, r.bytes, r.gated_frames, r.after_gap_frames);
+    printf("frames %lu, bytes %lu, gated frames %lu, frames after a gap %lu, backend %s\n",
+           r.frames, r.bytes, r.gated_frames, r.after_gap_frames, backend);
     return 0;
 }

@@ -66,11 +66,13 @@ typedef enum deskaudio_status {
 typedef void (*deskaudio_frame_callback)(const uint8_t *frame, size_t len, void *user_data);
 
 /**
- * Starts, changes or stops capture so that exactly the requested sources are captured;
- * enable_audio(false, false) stops. Idempotent. Returns DESKAUDIO_OK or a negative
- * deskaudio_status. Microphone capture returns DESKAUDIO_ERROR_NOT_SUPPORTED in this
- * version. Blocks until the audio server accepted the stream (at most 3 s). Must not be
- * called from inside the audio callback (DESKAUDIO_ERROR_WRONG_THREAD).
+ * Starts, changes or stops capture so that exactly the requested sources are captured:
+ * `app` is what the machine plays (the default sink's monitor), `mic` the default source.
+ * With both, they are mixed into one stream. enable_audio(false, false) stops. Idempotent;
+ * a source already running keeps running through a change. Returns DESKAUDIO_OK or a
+ * negative deskaudio_status; on failure nothing this call started is left running. Blocks
+ * until the audio server accepted the streams (at most 3 s each). Must not be called from
+ * inside the audio callback (DESKAUDIO_ERROR_WRONG_THREAD).
  */
 int32_t enable_audio(bool mic, bool app);
 
@@ -98,6 +100,20 @@ int32_t deskaudio_set_complexity(int32_t complexity);
  * look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on error.
  */
 int32_t deskaudio_encoder_pre_skip(void);
+
+/**
+ * Chooses the audio server API for the next enable_audio() that starts capture:
+ * "pipewire", "pulse" (PulseAudio, or pipewire-pulse) or "auto" (PipeWire when its daemon
+ * answers, else PulseAudio; the default). Overrides the DESKAUDIO_BACKEND environment
+ * variable. A source already capturing keeps its backend until capture stops.
+ */
+int32_t deskaudio_set_backend(const char *name);
+
+/**
+ * The backend capture uses now: "pipewire" or "pulse", or "" while capture is stopped.
+ * Static storage, never freed.
+ */
+const char *deskaudio_backend(void);
 
 /** The library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
 const char *deskaudio_version(void);

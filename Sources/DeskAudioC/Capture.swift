@@ -10,11 +10,13 @@ public typealias deskaudio_frame_callback =
 
 let service = AudioService()
 
-/// Starts, changes or stops capture so that exactly the requested sources are captured;
-/// enable_audio(false, false) stops. Idempotent. Returns DESKAUDIO_OK or a negative
-/// deskaudio_status. Microphone capture returns DESKAUDIO_ERROR_NOT_SUPPORTED in this
-/// version. Blocks until the audio server accepted the stream (at most 3 s). Must not be
-/// called from inside the audio callback (DESKAUDIO_ERROR_WRONG_THREAD).
+/// Starts, changes or stops capture so that exactly the requested sources are captured:
+/// `app` is what the machine plays (the default sink's monitor), `mic` the default source.
+/// With both, they are mixed into one stream. enable_audio(false, false) stops. Idempotent;
+/// a source already running keeps running through a change. Returns DESKAUDIO_OK or a
+/// negative deskaudio_status; on failure nothing this call started is left running. Blocks
+/// until the audio server accepted the streams (at most 3 s each). Must not be called from
+/// inside the audio callback (DESKAUDIO_ERROR_WRONG_THREAD).
 @_cdecl("enable_audio")
 public func enable_audio(_ mic: Bool, _ app: Bool) -> Int32 {
     status { () throws(DeskAudioError) in try service.enable(mic: mic, app: app) }
@@ -62,4 +64,34 @@ public func deskaudio_encoder_pre_skip() -> Int32 {
 struct HostPointer: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer?
     init(_ pointer: UnsafeMutableRawPointer?) { self.pointer = pointer }
+}
+
+/// Chooses the audio server API for the next enable_audio() that starts capture:
+/// "pipewire", "pulse" (PulseAudio, or pipewire-pulse) or "auto" (PipeWire when its daemon
+/// answers, else PulseAudio; the default). Overrides the DESKAUDIO_BACKEND environment
+/// variable. A source already capturing keeps its backend until capture stops.
+@_cdecl("deskaudio_set_backend")
+public func deskaudio_set_backend(_ name: UnsafePointer<CChar>?) -> Int32 {
+    guard let name else { return invalidArgument("backend name is NULL") }
+    let text = String(cString: name)
+    if text == "auto" {
+        service.setBackend(nil)
+        return deskaudio_status.DESKAUDIO_OK.rawValue
+    }
+    guard let backend = AudioBackend(rawValue: text) else {
+        return invalidArgument("backend \"\(text)\" is not auto, pipewire or pulse")
+    }
+    service.setBackend(backend)
+    return deskaudio_status.DESKAUDIO_OK.rawValue
+}
+
+/// The backend capture uses now: "pipewire" or "pulse", or "" while capture is stopped.
+/// Static storage, never freed.
+@_cdecl("deskaudio_backend")
+public func deskaudio_backend() -> UnsafePointer<CChar>? {
+    switch service.activeBackend {
+    case .pipewire: cString("pipewire")
+    case .pulse: cString("pulse")
+    case nil: cString("")
+    }
 }

@@ -94,4 +94,25 @@ import Testing
         #expect(sent.map(\.header.sampleClock) == [0, 480, 960 + 4800, 1440 + 4800])
         #expect(sent.map { $0.header.flags.contains(.afterGap) } == [false, false, true, false])
     }
+
+    @Test func aFrameNamesEverySourceThatContributedToIt() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 6)
+        var flags: [AudioFrameHeader.Flags] = []
+        func feed(_ range: Range<Int>, _ sources: AudioFrameHeader.Flags) {
+            tone[range].withUnsafeBufferPointer { chunk in
+                pipeline.process(chunk, sources: sources, endTimeNs: 0) { bytes in
+                    flags.append(try! AudioFrameParser.parse(bytes).header.flags)
+                }
+            }
+        }
+        feed(0..<700, [.app])  // frame 1 starts app-only …
+        feed(700..<1200, [.app, .mic])  // … and ends mixed; frame 2 starts mixed …
+        feed(1200..<2880, [.mic])  // … and ends mic-only; frame 3 is mic-only
+        #expect(flags == [[.app, .mic], [.app, .mic], [.mic]])
+        feed(2880..<3000, [.app])  // a partial app-only frame, dropped by the restart
+        pipeline.markDiscontinuity(skippedSamples: 0)
+        feed(3000..<3960, [.mic])
+        #expect(flags.last == [.mic, .afterGap], "the dropped partial frame's app audio is not named")
+    }
 }

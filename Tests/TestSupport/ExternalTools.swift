@@ -36,19 +36,22 @@ public enum ExternalTools {
             error: String(decoding: errorData, as: UTF8.self))
     }
 
-    /// Plays a stereo sine into the default sink through pacat; returns the running player.
-    public static func playTone(frequency: Double, amplitude: Float, seconds: Double) throws -> Process {
+    /// Plays a stereo sine through pacat into `device` (default: the default sink); returns
+    /// the running player.
+    public static func playTone(
+        frequency: Double, amplitude: Float, seconds: Double, device: String? = nil
+    ) throws -> Process {
         let samples = SignalAnalysis.sine(
             frequency: frequency, amplitude: amplitude, frames: Int(seconds * 48_000))
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("deskaudio-tone-\(UUID().uuidString).f32")
         try samples.withUnsafeBytes { Data($0) }.write(to: file)
-        let (process, _, _) = try start([
-            // 200 ms of server-side buffer: a busy test machine must not starve the player.
-            "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
-            "--channels=2",
-            file.path,
-        ])
+        let (process, _, _) = try start(
+            [
+                // 200 ms of server-side buffer: a busy test machine must not starve the player.
+                "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
+                "--channels=2",
+            ] + (device.map { ["--device=\($0)"] } ?? []) + [file.path])
         return process
     }
 

@@ -36,4 +36,21 @@ public enum SignalAnalysis {
         guard crossings.count > 2 else { return 0 }
         return Double(crossings.count - 1) * 48_000 / (crossings.last! - crossings.first!)
     }
+
+    /// RMS level (dBFS) of the component at `frequency` (Goertzel filter over all samples).
+    public static func toneLevelDecibels(_ samples: [Float], frequency: Double) -> Double {
+        let omega = 2 * Double.pi * frequency / 48_000
+        let coefficient = 2 * cos(omega)
+        var previous = 0.0
+        var beforePrevious = 0.0
+        for sample in samples {
+            let current = Double(sample) + coefficient * previous - beforePrevious
+            beforePrevious = previous
+            previous = current
+        }
+        let power =
+            previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        let amplitude = 2 * power.squareRoot() / Double(max(samples.count, 1))
+        return 20 * log10(max(amplitude / 2.0.squareRoot(), 1e-12))
+    }
 }

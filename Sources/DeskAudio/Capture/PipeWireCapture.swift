@@ -6,13 +6,7 @@ import Synchronization
 /// 48 kHz stereo F32 in 10 ms buffers (the server converts). The process callback runs
 /// on PipeWire's real-time data thread and only copies into a `SampleRing` and wakes
 /// the worker: no allocation, no lock.
-final class PipeWireCapture: @unchecked Sendable {
-    /// What to capture.
-    enum Target: Sendable {
-        /// The monitor of the default sink: what the machine plays.
-        case defaultSinkMonitor
-    }
-
+final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private let ring: SampleRing
     private let wake: WakeSignal
     private var loop: OpaquePointer?
@@ -49,7 +43,7 @@ final class PipeWireCapture: @unchecked Sendable {
 
     /// Connects to the PipeWire daemon and starts the stream; returns once the server has
     /// accepted the stream, or throws with the reason.
-    func start(_ target: Target, timeoutMs: Int = 3000) throws(DeskAudioError) {
+    func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
         precondition(loop == nil, "start called twice")
         guard let newLoop = pw_thread_loop_new("deskaudio-pipewire", nil) else {
             throw .outOfResources("cannot create a PipeWire thread loop: \(PipeWireCapture.errnoText())")
@@ -106,7 +100,7 @@ final class PipeWireCapture: @unchecked Sendable {
         return streamError
     }
 
-    private func connectLocked(_ target: Target, timeoutMs: Int) throws(DeskAudioError) {
+    private func connectLocked(_ target: CaptureTarget, timeoutMs: Int) throws(DeskAudioError) {
         guard let newCore = pw_context_connect(context, nil, 0) else {
             throw .noServer("no PipeWire daemon answered: \(PipeWireCapture.errnoText())")
         }
@@ -116,7 +110,11 @@ final class PipeWireCapture: @unchecked Sendable {
                 + "node.latency=480/48000 node.name=deskaudio application.name=DeskAudio")
         switch target {
         case .defaultSinkMonitor:
+            // The session manager links us to the default sink's monitor.
             pw_properties_set(properties, PW_KEY_STREAM_CAPTURE_SINK, "true")
+        case .defaultSource:
+            // An input stream without capture.sink is linked to the default source.
+            break
         }
         guard let newStream = pw_stream_new(newCore, "DeskAudio capture", properties) else {
             throw .outOfResources("cannot create a PipeWire stream: \(PipeWireCapture.errnoText())")

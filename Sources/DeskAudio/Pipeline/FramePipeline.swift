@@ -20,8 +20,6 @@ public final class FramePipeline {
     public let encoder: OpusFrameEncoder
     /// The zero gate.
     public var gate: ZeroGate
-    /// Which sources feed the frames, written into each header.
-    public var sources: AudioFrameHeader.Flags = [.app]
     /// Counts so far.
     public private(set) var counters = Counters()
 
@@ -31,6 +29,7 @@ public final class FramePipeline {
     private var sampleClock: UInt64 = 0
     private var samplesIn: UInt64 = 0
     private var markNextAfterGap = false
+    private var frameSources: AudioFrameHeader.Flags = []
 
     /// A pipeline with its own encoder and gate.
     public init(encoder: OpusFrameEncoder, gate: ZeroGate = ZeroGate()) {
@@ -41,17 +40,20 @@ public final class FramePipeline {
 
     deinit { output.deallocate() }
 
-    /// Feeds interleaved stereo floats whose last sample was captured at `endTimeNs`
-    /// (CLOCK_MONOTONIC). `deliver` gets each AudioFrame (header + Opus packet), valid
-    /// only during the call, in order.
+    /// Feeds interleaved stereo floats from `sources` whose last sample was captured at
+    /// `endTimeNs` (CLOCK_MONOTONIC). `deliver` gets each AudioFrame (header + Opus
+    /// packet), valid only during the call, in order. A frame's flags name every source
+    /// that contributed to it.
     public func process(
-        _ chunk: UnsafeBufferPointer<Float>, endTimeNs: UInt64,
+        _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = [.app], endTimeNs: UInt64,
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         samplesIn += UInt64(chunk.count / AudioFormat.channels)
         let chunkEndSample = samplesIn
+        frameSources.formUnion(sources)
         framer.append(chunk) { frame in
             handle(frame, chunkEndSample: chunkEndSample, endTimeNs: endTimeNs, deliver: deliver)
+            frameSources = sources
         }
     }
 
@@ -60,6 +62,7 @@ public final class FramePipeline {
     /// sent carries the after-gap flag.
     public func markDiscontinuity(skippedSamples: UInt64) {
         framer.reset()
+        frameSources = []
         gate.reset()
         sampleClock += skippedSamples
         samplesIn = sampleClock
@@ -73,7 +76,7 @@ public final class FramePipeline {
         let frameClock = sampleClock
         sampleClock += UInt64(AudioFormat.frameSamples)
         counters.framesCaptured += 1
-        var flags = sources
+        var flags = frameSources
         switch gate.decide(frame) {
         case .hold:
             counters.framesGated += 1

@@ -1,7 +1,7 @@
 import Glibc
 
-/// The capture service a host drives: which sources are on, where frames go, and the
-/// encoder settings. Every method may be called from any thread.
+/// The capture service a host drives: which sources are on, through which backend, where
+/// frames go, and the encoder settings. Every method may be called from any thread.
 public final class AudioService: @unchecked Sendable {
     /// Receives each AudioFrame's bytes on the library's worker thread, valid only during the call.
     public typealias FrameHandler = @Sendable (UnsafeRawBufferPointer) -> Void
@@ -11,12 +11,16 @@ public final class AudioService: @unchecked Sendable {
 
     private let control: UnsafeMutablePointer<pthread_mutex_t>
     private let delivery = FrameDelivery()
-    private let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
+    private let appRing = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
+    private let micRing = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
     private let wake = WakeSignal()
     private var pipeline: FramePipeline?
     private var worker: CaptureWorker?
-    private var appCapture: PipeWireCapture?
+    private var appStream: CaptureStream?
+    private var micStream: CaptureStream?
     private var stoppedAtNs: UInt64?
+    private var requestedBackend: AudioBackend?
+    private var backendInUse: AudioBackend?
 
     /// A stopped service with default settings.
     public init() {
@@ -25,31 +29,57 @@ public final class AudioService: @unchecked Sendable {
     }
 
     deinit {
-        stopCapture()
+        stopAll()
         pthread_mutex_destroy(control)
         control.deallocate()
     }
 
     /// Starts, changes or stops capture to match (false, false stops). Idempotent.
-    /// Not callable from inside the frame handler (throws `.wrongThread`).
+    /// Sources already running keep running through a change. On failure, nothing that
+    /// this call started is left running. Not callable from inside the frame handler.
     public func enable(mic: Bool, app: Bool) throws(DeskAudioError) {
         if delivery.isDeliveringThread {
             throw .wrongThread("enable_audio cannot be called from inside the audio callback")
         }
-        if mic {
-            throw .notSupported("microphone capture is not supported yet")
-        }
         pthread_mutex_lock(control)
         defer { pthread_mutex_unlock(control) }
-        if app == (appCapture != nil) { return }
-        if app { try startCapture() } else { stopCapture() }
+        let startApp = app && appStream == nil
+        let startMic = mic && micStream == nil
+        if startApp || startMic {
+            let worker = try runningWorker()
+            var backend = backendInUse ?? requestedBackend
+            if backend == nil { backend = try AudioBackend.fromEnvironment() }
+            do throws(DeskAudioError) {
+                if startApp { appStream = try open(.defaultSinkMonitor, ring: appRing, backend: backend) }
+                if startMic { micStream = try open(.defaultSource, ring: micRing, backend: backend) }
+            } catch {
+                if startApp { stop(source: CaptureWorker.appBit) }
+                if startMic { stop(source: CaptureWorker.micBit) }
+                if appStream == nil && micStream == nil { stopAll() }
+                throw error
+            }
+            worker.activeSources.store(
+                (appStream == nil ? 0 : CaptureWorker.appBit) | (micStream == nil ? 0 : CaptureWorker.micBit),
+                ordering: .releasing)
+        }
+        if !app { stop(source: CaptureWorker.appBit) }
+        if !mic { stop(source: CaptureWorker.micBit) }
+        if !app && !mic { stopAll() }
     }
 
-    /// True while app audio is being captured.
-    public var isCapturing: Bool {
+    /// The backend capture uses now, nil while stopped.
+    public var activeBackend: AudioBackend? {
         pthread_mutex_lock(control)
         defer { pthread_mutex_unlock(control) }
-        return appCapture != nil
+        return backendInUse
+    }
+
+    /// Chooses the backend for the next start: a backend, or nil for automatic (PipeWire
+    /// when its daemon answers, else PulseAudio). Overrides DESKAUDIO_BACKEND.
+    public func setBackend(_ backend: AudioBackend?) {
+        pthread_mutex_lock(control)
+        defer { pthread_mutex_unlock(control) }
+        requestedBackend = backend
     }
 
     /// Sets where frames go (nil: nowhere). Once this returns, the old handler is not
@@ -75,35 +105,85 @@ public final class AudioService: @unchecked Sendable {
         return created
     }
 
-    // Control lock held.
-    private func startCapture() throws(DeskAudioError) {
+    // Control lock held. The worker, started (after a pause, the pipeline marks the gap).
+    private func runningWorker() throws(DeskAudioError) -> CaptureWorker {
+        if let worker { return worker }
         let pipeline = try preparedPipeline()
         if let stoppedAtNs {
             let paused = AudioFormat.wholeFrameSamples(inNanoseconds: MonotonicClock.nowNs() &- stoppedAtNs)
             pipeline.markDiscontinuity(skippedSamples: paused)
         }
-        ring.discardAll()
         let worker = CaptureWorker(
-            ring: ring, wake: wake, pipeline: pipeline, delivery: delivery, settings: settings)
+            appRing: appRing, micRing: micRing, wake: wake, pipeline: pipeline, delivery: delivery,
+            settings: settings)
         try worker.start()
-        let capture = PipeWireCapture(ring: ring, wake: wake)
-        do {
-            try capture.start(.defaultSinkMonitor)
-        } catch {
-            worker.stop()
-            stoppedAtNs = MonotonicClock.nowNs()
-            throw error
-        }
         self.worker = worker
-        appCapture = capture
+        return worker
+    }
+
+    // Control lock held. The source's bit is clear, so nobody reads its ring: empty it
+    // (stale audio from an earlier run must not leak in), then start its stream.
+    private func open(
+        _ target: CaptureTarget, ring: SampleRing, backend: AudioBackend?
+    ) throws(DeskAudioError) -> CaptureStream {
+        ring.discardAll()
+        switch backend {
+        case .pipewire:
+            return try openPipeWire(target, ring: ring)
+        case .pulse:
+            return try openPulse(target, ring: ring)
+        case nil:
+            do throws(DeskAudioError) {
+                return try openPipeWire(target, ring: ring)
+            } catch {
+                guard case .noServer(let pipewireReason) = error else { throw error }
+                do throws(DeskAudioError) {
+                    return try openPulse(target, ring: ring)
+                } catch {
+                    guard case .noServer(let pulseReason) = error else { throw error }
+                    throw .noServer(
+                        "neither PipeWire nor PulseAudio answered (\(pipewireReason); \(pulseReason))")
+                }
+            }
+        }
+    }
+
+    private func openPipeWire(_ target: CaptureTarget, ring: SampleRing) throws(DeskAudioError)
+        -> CaptureStream
+    {
+        let stream = PipeWireCapture(ring: ring, wake: wake)
+        try stream.start(target)
+        backendInUse = .pipewire
+        return stream
+    }
+
+    private func openPulse(_ target: CaptureTarget, ring: SampleRing) throws(DeskAudioError) -> CaptureStream
+    {
+        let stream = PulseCapture(ring: ring, wake: wake)
+        try stream.start(target)
+        backendInUse = .pulse
+        return stream
+    }
+
+    // Control lock held. Stops one source's stream; the worker stops reading its ring first.
+    private func stop(source bit: UInt8) {
+        worker?.activeSources.bitwiseAnd(~bit, ordering: .releasing)
+        if bit == CaptureWorker.appBit {
+            appStream?.stop()
+            appStream = nil
+        } else {
+            micStream?.stop()
+            micStream = nil
+        }
     }
 
     // Control lock held.
-    private func stopCapture() {
-        appCapture?.stop()
-        appCapture = nil
+    private func stopAll() {
+        stop(source: CaptureWorker.appBit)
+        stop(source: CaptureWorker.micBit)
         worker?.stop()
         if worker != nil { stoppedAtNs = MonotonicClock.nowNs() }
         worker = nil
+        backendInUse = nil
     }
 }

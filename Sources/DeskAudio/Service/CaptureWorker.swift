@@ -1,27 +1,37 @@
 import Glibc
 import Synchronization
 
-/// The library's own thread: waits for captured audio, runs it through the pipeline and
-/// hands each AudioFrame to the host. Host callbacks run here, never on a server's thread.
+/// The library's own thread: waits for captured audio, mixes the active sources, runs the
+/// result through the pipeline and hands each AudioFrame to the host. Host callbacks run
+/// here, never on an audio server's thread.
 final class CaptureWorker: @unchecked Sendable {
-    private let ring: SampleRing
+    /// Bits of `activeSources`.
+    static let appBit: UInt8 = 1
+    static let micBit: UInt8 = 2
+
+    private let appRing: SampleRing
+    private let micRing: SampleRing
     private let wake: WakeSignal
     private let pipeline: FramePipeline
     private let delivery: FrameDelivery
     private let settings: EncoderSettings
+    private let mixer = SourceMixer()
+    /// Which rings the worker reads: a source's bit is set only while its stream runs.
+    let activeSources = Atomic<UInt8>(0)
     private let stopRequested = Atomic<Bool>(false)
     private var thread: pthread_t?
     private let chunk: UnsafeMutableBufferPointer<Float>
 
     init(
-        ring: SampleRing, wake: WakeSignal, pipeline: FramePipeline, delivery: FrameDelivery,
-        settings: EncoderSettings
+        appRing: SampleRing, micRing: SampleRing, wake: WakeSignal, pipeline: FramePipeline,
+        delivery: FrameDelivery, settings: EncoderSettings
     ) {
-        self.settings = settings
-        self.ring = ring
+        self.appRing = appRing
+        self.micRing = micRing
         self.wake = wake
         self.pipeline = pipeline
         self.delivery = delivery
+        self.settings = settings
         chunk = .allocate(capacity: 4096)
         chunk.initialize(repeating: 0)
     }
@@ -67,17 +77,20 @@ final class CaptureWorker: @unchecked Sendable {
 
     private func drain() {
         while !stopRequested.load(ordering: .acquiring) {
-            let count = ring.read(into: chunk)
+            let active = activeSources.load(ordering: .acquiring)
+            let app = active & CaptureWorker.appBit != 0 ? appRing : nil
+            let mic = active & CaptureWorker.micBit != 0 ? micRing : nil
+            let (count, sources) = mixer.pull(app: app, mic: mic, into: chunk)
             guard count > 0 else { return }
             settings.apply(to: pipeline.encoder)
-            let now = MonotonicClock.nowNs()
-            // Audio still in the ring was captured after this chunk ended.
+            // Audio still waiting in the rings was captured after this chunk ended.
+            let waiting = max(app?.availableFloats ?? 0, mic?.availableFloats ?? 0)
             let laterNs =
-                UInt64(ring.availableFloats / AudioFormat.channels) * 1_000_000_000
-                / UInt64(AudioFormat.sampleRate)
-            pipeline.process(UnsafeBufferPointer(rebasing: chunk[0..<count]), endTimeNs: now &- laterNs) {
-                frame in delivery.deliver(frame)
-            }
+                UInt64(waiting / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+            let chunkEndNs = MonotonicClock.nowNs() &- laterNs
+            pipeline.process(
+                UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: chunkEndNs
+            ) { frame in delivery.deliver(frame) }
         }
     }
 }

@@ -1,0 +1,28 @@
+import Glibc
+
+/// The audio server API a capture stream uses.
+public enum AudioBackend: String, Sendable, CaseIterable {
+    /// PipeWire's native API (libpipewire-0.3).
+    case pipewire
+    /// PulseAudio's API (libpulse); also serves pipewire-pulse.
+    case pulse
+
+    /// The backend named by DESKAUDIO_BACKEND (pipewire or pulse), nil when unset or "auto";
+    /// any other value is an error.
+    static func fromEnvironment() throws(DeskAudioError) -> AudioBackend? {
+        guard let value = getenv("DESKAUDIO_BACKEND").map({ String(cString: $0) }),
+            !value.isEmpty, value != "auto"
+        else { return nil }
+        guard let backend = AudioBackend(rawValue: value) else {
+            throw .invalidArgument("DESKAUDIO_BACKEND=\(value) is not auto, pipewire or pulse")
+        }
+        return backend
+    }
+}
+
+/// A running capture stream of either backend: it writes 48 kHz stereo floats into a
+/// ring and wakes the worker for every buffer.
+protocol CaptureStream: AnyObject {
+    /// Stops capture; once it returns, nothing more is written to the ring.
+    func stop()
+}

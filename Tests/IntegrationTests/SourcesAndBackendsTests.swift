@@ -1,0 +1,133 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+import TestSupport
+import Testing
+
+/// Captures `seconds` of frames with (mic, app) on while `play` runs; returns the collector.
+func capture(mic: Bool, app: Bool, play: () throws -> Void) throws -> FrameCollector {
+    let collector = FrameCollector()
+    set_audio_callback(FrameCollector.callback, collector.userData)
+    defer {
+        _ = enable_audio(false, false)
+        set_audio_callback(nil, nil)
+    }
+    let status = enable_audio(mic, app)
+    #expect(status == deskaudio_status.DESKAUDIO_OK.rawValue, "\(String(cString: deskaudio_last_error()!))")
+    #expect(waitUntil(seconds: 3) { collector.count >= 10 }, "frames flow within 3 s")
+    try play()
+    Thread.sleep(forTimeInterval: 0.3)
+    return collector
+}
+
+/// Level of a 0.3-amplitude sine: −13.5 dBFS.
+let quietSineLevel = 20 * log10(0.3 / 2.0.squareRoot())
+
+extension RealServerTests {
+    @Suite struct SourcesAndBackendsTests {
+        @Test func microphoneAloneCarriesItsToneAndNotTheAppAudio() throws {
+            let collector = try capture(mic: true, app: false) {
+                let mic = try ExternalTools.playTone(
+                    frequency: 440, amplitude: 0.3, seconds: 1.5, device: "deskaudio_micfeed")
+                let app = try ExternalTools.playTone(frequency: 1000, amplitude: 0.3, seconds: 1.5)
+                mic.waitUntilExit()
+                app.waitUntilExit()
+            }
+            let frames = try collector.parsed()
+            #expect(frames.allSatisfy { $0.header.flags.subtracting(.afterGap) == [.mic] })
+            let tone = ToneCheck(try collector.decoded())
+            #expect((145...155).contains(tone.loudFrames.count), "1.5 s of tone: \(tone.loudFrames.count)")
+            let mic = SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 440)
+            let app = SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 1000)
+            #expect(abs(mic - quietSineLevel) <= 1, "440 Hz at \(mic) dBFS")
+            #expect(app < -60, "1 kHz from the app sink leaked in at \(app) dBFS")
+            print("measured: mic only: 440 Hz at \(mic) dBFS, 1 kHz at \(app) dBFS")
+        }
+
+        @Test func appAndMicAreMixedEachAtItsOwnLevel() throws {
+            let collector = try capture(mic: true, app: true) {
+                let mic = try ExternalTools.playTone(
+                    frequency: 440, amplitude: 0.3, seconds: 1.5, device: "deskaudio_micfeed")
+                let app = try ExternalTools.playTone(frequency: 1000, amplitude: 0.3, seconds: 1.5)
+                mic.waitUntilExit()
+                app.waitUntilExit()
+            }
+            let frames = try collector.parsed()
+            #expect(frames.contains { $0.header.flags.isSuperset(of: [.app, .mic]) })
+            let sequences = frames.map(\.header.sequence)
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+            let tone = ToneCheck(try collector.decoded())
+            let mic = SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 440)
+            let app = SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 1000)
+            #expect(abs(mic - quietSineLevel) <= 1.5, "440 Hz (mic) at \(mic) dBFS")
+            #expect(abs(app - quietSineLevel) <= 1.5, "1 kHz (app) at \(app) dBFS")
+            print(
+                "measured: app + mic mixed: 1 kHz at \(app) dBFS, 440 Hz at \(mic) dBFS (each alone: \(quietSineLevel))"
+            )
+        }
+
+        @Test func switchingSourcesWhileRunningKeepsTheSequence() throws {
+            let collector = FrameCollector()
+            set_audio_callback(FrameCollector.callback, collector.userData)
+            for (mic, app) in [(false, true), (true, true), (true, false), (false, true)] {
+                #expect(enable_audio(mic, app) == deskaudio_status.DESKAUDIO_OK.rawValue)
+                let before = collector.count
+                #expect(waitUntil(seconds: 3) { collector.count >= before + 20 })
+            }
+            #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            set_audio_callback(nil, nil)
+            let frames = try collector.parsed()
+            let sequences = frames.map(\.header.sequence)
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "sequence continuous")
+            let clocks = frames.map(\.header.sampleClock)
+            #expect(zip(clocks, clocks.dropFirst()).allSatisfy { $1 == $0 + 480 }, "sample clock continuous")
+            let kinds = frames.map { $0.header.flags.subtracting(.afterGap).rawValue }
+            #expect(kinds.contains(AudioFrameHeader.Flags.mic.rawValue))
+            #expect(kinds.contains(AudioFrameHeader.Flags([.app, .mic]).rawValue))
+        }
+
+        @Test func pulseBackendThroughPipeWirePulseCapturesTheTone() throws {
+            #expect(deskaudio_set_backend("pulse") == deskaudio_status.DESKAUDIO_OK.rawValue)
+            defer { _ = deskaudio_set_backend("auto") }
+            var backend = ""
+            let collector = try capture(mic: false, app: true) {
+                backend = String(cString: deskaudio_backend()!)
+                let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5)
+                player.waitUntilExit()
+            }
+            #expect(backend == "pulse")
+            #expect(String(cString: deskaudio_backend()!) == "")
+            let tone = ToneCheck(try collector.decoded())
+            let contiguous = tone.isContiguous
+            #expect(contiguous, "no dropout inside the tone")
+            let frequency = SignalAnalysis.dominantFrequency(tone.interior)
+            let level = SignalAnalysis.rmsDecibels(tone.interior)
+            #expect(abs(frequency - 1000) <= 20, "frequency \(frequency) Hz")
+            #expect(abs(level - halfScaleSineLevel) <= 1, "level \(level) dBFS")
+            print("measured: pulse backend on pipewire-pulse: \(frequency) Hz, \(level) dBFS")
+        }
+
+        @Test func backendNamesAreValidated() {
+            #expect(deskaudio_set_backend(nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+            #expect(
+                deskaudio_set_backend("alsa") == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+            #expect(String(cString: deskaudio_last_error()!).contains("alsa"))
+            #expect(deskaudio_set_backend("auto") == deskaudio_status.DESKAUDIO_OK.rawValue)
+        }
+
+        @Test func theEnvironmentVariableSelectsTheBackend() throws {
+            for backend in ["pipewire", "pulse"] {
+                let result = try ExternalTools.run(
+                    [recordExample, "--seconds", "0.5", "/tmp/deskaudio-env-\(backend).opus"],
+                    environment: ["DESKAUDIO_BACKEND": backend])
+                #expect(result.status == 0, "\(result.error)")
+                #expect(result.output.contains("backend \(backend)"), "\(result.output)")
+            }
+            let bad = try ExternalTools.run(
+                [recordExample, "--seconds", "0.5", "/tmp/deskaudio-env-bad.opus"],
+                environment: ["DESKAUDIO_BACKEND": "oss"])
+            #expect(bad.status == 1)
+            #expect(bad.error.contains("DESKAUDIO_BACKEND=oss"), "\(bad.error)")
+        }
+    }
+}
