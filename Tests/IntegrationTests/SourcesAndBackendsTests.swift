@@ -20,19 +20,22 @@ func capture(mic: Bool, app: Bool, play: () throws -> Void) throws -> FrameColle
     return collector
 }
 
+/// Plays 440 Hz into the test microphone and 1 kHz into the default sink, 1.5 s, both at 0.3.
+func playMicAndAppTones() throws {
+    let mic = try ExternalTools.playTone(
+        frequency: 440, amplitude: 0.3, seconds: 1.5, device: "deskaudio_micfeed")
+    let app = try ExternalTools.playTone(frequency: 1000, amplitude: 0.3, seconds: 1.5)
+    mic.waitUntilExit()
+    app.waitUntilExit()
+}
+
 /// Level of a 0.3-amplitude sine: −13.5 dBFS.
 let quietSineLevel = 20 * log10(0.3 / 2.0.squareRoot())
 
 extension RealServerTests {
     @Suite struct SourcesAndBackendsTests {
         @Test func microphoneAloneCarriesItsToneAndNotTheAppAudio() throws {
-            let collector = try capture(mic: true, app: false) {
-                let mic = try ExternalTools.playTone(
-                    frequency: 440, amplitude: 0.3, seconds: 1.5, device: "deskaudio_micfeed")
-                let app = try ExternalTools.playTone(frequency: 1000, amplitude: 0.3, seconds: 1.5)
-                mic.waitUntilExit()
-                app.waitUntilExit()
-            }
+            let collector = try capture(mic: true, app: false, play: playMicAndAppTones)
             let frames = try collector.parsed()
             #expect(frames.allSatisfy { $0.header.flags.subtracting(.afterGap) == [.mic] })
             let tone = ToneCheck(try collector.decoded())
@@ -45,13 +48,7 @@ extension RealServerTests {
         }
 
         @Test func appAndMicAreMixedEachAtItsOwnLevel() throws {
-            let collector = try capture(mic: true, app: true) {
-                let mic = try ExternalTools.playTone(
-                    frequency: 440, amplitude: 0.3, seconds: 1.5, device: "deskaudio_micfeed")
-                let app = try ExternalTools.playTone(frequency: 1000, amplitude: 0.3, seconds: 1.5)
-                mic.waitUntilExit()
-                app.waitUntilExit()
-            }
+            let collector = try capture(mic: true, app: true, play: playMicAndAppTones)
             let frames = try collector.parsed()
             #expect(frames.contains { $0.header.flags.isSuperset(of: [.app, .mic]) })
             let sequences = frames.map(\.header.sequence)
