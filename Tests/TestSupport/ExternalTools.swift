@@ -39,7 +39,8 @@ public enum ExternalTools {
     /// Plays a stereo sine through pacat into `device` (default: the default sink); returns
     /// the running player.
     public static func playTone(
-        frequency: Double, amplitude: Float, seconds: Double, device: String? = nil
+        frequency: Double, amplitude: Float, seconds: Double, device: String? = nil,
+        environment: [String: String] = [:]
     ) throws -> Process {
         let samples = SignalAnalysis.sine(
             frequency: frequency, amplitude: amplitude, frames: Int(seconds * 48_000))
@@ -51,7 +52,7 @@ public enum ExternalTools {
                 // 200 ms of server-side buffer: a busy test machine must not starve the player.
                 "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
                 "--channels=2",
-            ] + (device.map { ["--device=\($0)"] } ?? []) + [file.path])
+            ] + (device.map { ["--device=\($0)"] } ?? []) + [file.path], environment: environment)
         return process
     }
 

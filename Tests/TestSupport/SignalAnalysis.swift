@@ -53,4 +53,20 @@ public enum SignalAnalysis {
         let amplitude = 2 * power.squareRoot() / Double(max(samples.count, 1))
         return 20 * log10(max(amplitude / 2.0.squareRoot(), 1e-12))
     }
+
+    /// Level (dBFS) of the tone at `frequency` in interleaved stereo `samples`, measured over
+    /// the stretch where that tone is present (20 ms blocks above −40 dBFS, three blocks
+    /// trimmed at each end), so tones that start at different times are each measured whole.
+    public static func toneLevelWherePresent(_ samples: [Float], frequency: Double) -> Double {
+        let channel = left(samples[...])
+        let block = 960
+        let present = stride(from: 0, to: channel.count - block + 1, by: block).filter {
+            toneLevelDecibels(Array(channel[$0..<$0 + block]), frequency: frequency) > -40
+        }
+        guard let first = present.first, let last = present.last, last - first > 6 * block else {
+            return -200
+        }
+        return toneLevelDecibels(
+            Array(channel[(first + 3 * block)..<(last - 2 * block)]), frequency: frequency)
+    }
 }

@@ -1,0 +1,74 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+import TestSupport
+import Testing
+
+/// The runtime directory of scripts/test's second rig: a plain PulseAudio daemon at its
+/// default s16le 44.1 kHz, no PipeWire.
+let pulseRuntimeDirectory = ProcessInfo.processInfo.environment["DESKAUDIO_TEST_PULSE_RUNTIME_DIR"]
+
+/// Runs `body` with this process (and the players it starts) pointed at the PulseAudio rig.
+func withPlainPulseAudio(_ body: ([String: String]) throws -> Void) throws {
+    let directory = try #require(pulseRuntimeDirectory, "scripts/test sets DESKAUDIO_TEST_PULSE_RUNTIME_DIR")
+    let previous = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
+    setenv("XDG_RUNTIME_DIR", directory, 1)
+    defer {
+        if let previous { setenv("XDG_RUNTIME_DIR", previous, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
+    }
+    try body(["XDG_RUNTIME_DIR": directory])
+}
+
+extension RealServerTests {
+    /// Automatic backend choice against a server with no PipeWire: the PulseAudio backend,
+    /// and the server converts its s16 44.1 kHz to our f32 48 kHz.
+    @Suite struct PlainPulseAudioTests {
+        @Test func appToneSurvivesTheConversionFrom44100HzS16() throws {
+            try withPlainPulseAudio { environment in
+                var backend = ""
+                let collector = try capture(mic: false, app: true) {
+                    backend = String(cString: deskaudio_backend()!)
+                    try ExternalTools.playTone(
+                        frequency: 1000, amplitude: 0.5, seconds: 1.5, environment: environment
+                    )
+                    .waitUntilExit()
+                }
+                #expect(backend == "pulse", "auto picks PulseAudio where no PipeWire answers")
+                let tone = ToneCheck(try collector.decoded())
+                let contiguous = tone.isContiguous
+                #expect(contiguous, "no dropout inside the tone")
+                #expect(
+                    (145...155).contains(tone.loudFrames.count), "1.5 s of tone: \(tone.loudFrames.count)")
+                let frequency = SignalAnalysis.dominantFrequency(tone.interior)
+                let level = SignalAnalysis.rmsDecibels(tone.interior)
+                #expect(abs(frequency - 1000) <= 20, "frequency \(frequency) Hz")
+                #expect(abs(level - halfScaleSineLevel) <= 1, "level \(level) dBFS")
+                print("measured: plain PulseAudio (s16 44.1 kHz) app: \(frequency) Hz, \(level) dBFS")
+            }
+        }
+
+        @Test func micAloneAndMixedWithApp() throws {
+            try withPlainPulseAudio { environment in
+                let micOnly = ToneCheck(
+                    try capture(mic: true, app: false) { try playMicAndAppTones(environment: environment) }
+                        .decoded())
+                let alone = SignalAnalysis.toneLevelDecibels(micOnly.interior, frequency: 440)
+                let leak = SignalAnalysis.toneLevelDecibels(micOnly.interior, frequency: 1000)
+                #expect(abs(alone - quietSineLevel) <= 1, "440 Hz at \(alone) dBFS")
+                #expect(leak < -60, "1 kHz from the app sink leaked in at \(leak) dBFS")
+
+                let mixed = try capture(mic: true, app: true) {
+                    try playMicAndAppTones(environment: environment)
+                }
+                .decoded()
+                let mic = SignalAnalysis.toneLevelWherePresent(mixed, frequency: 440)
+                let app = SignalAnalysis.toneLevelWherePresent(mixed, frequency: 1000)
+                #expect(abs(mic - quietSineLevel) <= 1.5, "440 Hz (mic) at \(mic) dBFS")
+                #expect(abs(app - quietSineLevel) <= 1.5, "1 kHz (app) at \(app) dBFS")
+                print(
+                    "measured: plain PulseAudio: mic alone 440 Hz \(alone) dBFS (1 kHz \(leak)); mixed 1 kHz \(app), 440 Hz \(mic) dBFS"
+                )
+            }
+        }
+    }
+}
