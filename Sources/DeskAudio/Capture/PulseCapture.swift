@@ -17,6 +17,9 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private var answered = false
     private var defaultSink: String?
     private var defaultSource: String?
+    // What this stream records, and from which device now (main loop thread once running).
+    private var target = CaptureTarget.defaultSinkMonitor
+    private var device = ""
 
     init(ring: SampleRing, wake: WakeSignal) {
         self.ring = ring
@@ -45,8 +48,10 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         pa_threaded_mainloop_lock(loop)
         do {
             try connectLocked(deadline: deadline)
-            let device = try resolveLocked(target, deadline: deadline)
+            self.target = target
+            device = try resolveLocked(target, deadline: deadline)
             try recordLocked(from: device, deadline: deadline)
+            try followDefaultsLocked()
             pa_threaded_mainloop_unlock(loop)
         } catch {
             pa_threaded_mainloop_unlock(loop)
@@ -65,6 +70,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         }
         stream = nil
         if let context {
+            pa_context_set_subscribe_callback(context, nil, nil)
             pa_context_disconnect(context)
             pa_context_unref(context)
         }
@@ -195,6 +201,66 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         guard state == PA_STREAM_READY else {
             throw .streamFailed("PulseAudio could not record from \(device): \(contextFailure)")
         }
+    }
+
+    /// Subscribes to server changes: when the default sink (or source) changes, the stream
+    /// is moved to the new default's monitor (or the new default source).
+    private func followDefaultsLocked() throws(DeskAudioError) {
+        pa_context_set_subscribe_callback(
+            context,
+            { _, event, _, userData in
+                let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+                guard facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue else { return }
+                Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().serverChanged()
+            }, Unmanaged.passUnretained(self).toOpaque())
+        guard let operation = pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil) else {
+            throw .streamFailed("PulseAudio refused change notifications: \(contextFailure)")
+        }
+        pa_operation_unref(operation)
+    }
+
+    // Main loop thread: the server's defaults may have changed; find the device we should
+    // record from now, and move there if it is not the current one.
+    private func serverChanged() {
+        pa_operation_unref(
+            pa_context_get_server_info(
+                context,
+                { context, info, userData in
+                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                    guard let info else { return }
+                    switch capture.target {
+                    case .defaultSinkMonitor:
+                        guard let sink = info.pointee.default_sink_name else { return }
+                        pa_operation_unref(
+                            pa_context_get_sink_info_by_name(
+                                context, sink,
+                                { _, sink, _, userData in
+                                    guard let monitor = sink?.pointee.monitor_source_name else { return }
+                                    Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                                        .move(to: String(cString: monitor))
+                                }, userData))
+                    case .defaultSource:
+                        guard let source = info.pointee.default_source_name else { return }
+                        pa_operation_unref(
+                            pa_context_get_source_info_by_name(
+                                context, source,
+                                { _, source, _, userData in
+                                    guard let source, source.pointee.monitor_of_sink == UInt32.max else {
+                                        return
+                                    }
+                                    Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                                        .move(to: String(cString: source.pointee.name))
+                                }, userData))
+                    }
+                }, Unmanaged.passUnretained(self).toOpaque()))
+    }
+
+    // Main loop thread.
+    private func move(to newDevice: String) {
+        guard newDevice != device, let stream else { return }
+        device = newDevice
+        pa_operation_unref(
+            pa_context_move_source_output_by_name(context, pa_stream_get_index(stream), newDevice, nil, nil))
     }
 
     // Main loop thread: copy everything readable into the ring, wake the worker.
