@@ -57,4 +57,30 @@ import Testing
         #expect(mixer.silenceFilledSamples == 100)
         #expect(app.availableFloats == 2 * 1920)
     }
+
+    @Test func lateAudioOfTheLaggingSourceIsDroppedSoBothStayAligned() {
+        let mixer = SourceMixer()
+        let app = Self.ring([Float](repeating: 0.1, count: 2 * 2000))
+        let mic = Self.ring([])
+        #expect(
+            Self.pull(mixer, app: app, mic: mic).0.count == 2 * 80, "80 samples beyond 40 ms go out alone")
+        // The mic's late 80 samples arrive, then 100 on time: the late ones are dropped.
+        _ = [Float](repeating: 9, count: 2 * 80).withUnsafeBufferPointer { mic.write($0) }
+        _ = [Float](repeating: 0.2, count: 2 * 100).withUnsafeBufferPointer { mic.write($0) }
+        let (mixed, sources) = Self.pull(mixer, app: app, mic: mic)
+        #expect(sources == [.app, .mic])
+        #expect(mixed.count == 2 * 100 && mixed.allSatisfy { abs($0 - 0.3) < 1e-6 })
+        #expect(mixer.lateDroppedSamples == 80 && mixer.silenceFilledSamples == 80)
+    }
+
+    @Test func aSourceBackFromALongStallLosesAtMost40ms() {
+        let mixer = SourceMixer()
+        let app = Self.ring([Float](repeating: 0.1, count: 2 * 6000))
+        let mic = Self.ring([])
+        while !Self.pull(mixer, app: app, mic: mic).0.isEmpty {}
+        #expect(mixer.silenceFilledSamples == 6000 - 1920)
+        _ = [Float](repeating: 0.2, count: 2 * 3000).withUnsafeBufferPointer { mic.write($0) }
+        _ = Self.pull(mixer, app: app, mic: mic)
+        #expect(mixer.lateDroppedSamples == 1920, "the debt is capped at the 40 ms bound")
+    }
 }

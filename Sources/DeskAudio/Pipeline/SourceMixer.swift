@@ -4,8 +4,10 @@ import Glibc
 /// stream. Rule: the two are summed sample by sample; a sum beyond ±0.8 is bent smoothly
 /// towards ±1 (tanh), so two loud sources never clip hard and a single source below
 /// 0.8 passes bit-exact. Neither source is waited for longer than `maxWaitSamples`: when
-/// one has nothing while the other is that far ahead, the missing audio counts as silence.
-/// Buffers are allocated once; `pull` allocates nothing.
+/// one has nothing while the other is that far ahead, the missing audio counts as silence,
+/// and when it arrives after all, that late audio (up to `maxWaitSamples` of it) is dropped
+/// and counted, so the two stay aligned in time. Buffers are allocated once; `pull`
+/// allocates nothing.
 public final class SourceMixer {
     /// 40 ms: the longest one source waits for the other.
     public static let defaultMaxWaitSamples = 1920
@@ -13,7 +15,12 @@ public final class SourceMixer {
     public let maxWaitSamples: Int
     /// Samples per channel that counted as silence because their source lagged.
     public private(set) var silenceFilledSamples: UInt64 = 0
+    /// Samples per channel dropped because they arrived after their time was filled with silence.
+    public private(set) var lateDroppedSamples: UInt64 = 0
     private let scratch: UnsafeMutableBufferPointer<Float>
+    // Floats of each source already replaced by silence, to drop when they arrive.
+    private var appDebt = 0
+    private var micDebt = 0
 
     /// A mixer that waits at most `maxWaitSamples` per channel for a lagging source.
     public init(maxWaitSamples: Int = SourceMixer.defaultMaxWaitSamples) {
@@ -35,6 +42,8 @@ public final class SourceMixer {
             return (0, [])
         }
         let limit = min(output.count, scratch.count) & ~1
+        payDebt(&appDebt, from: app)
+        payDebt(&micDebt, from: mic)
         let appFloats = app.availableFloats
         let micFloats = mic.availableFloats
         let both = min(appFloats, micFloats, limit)
@@ -51,7 +60,19 @@ public final class SourceMixer {
         guard excess > 0 else { return (0, []) }
         let count = leader.read(into: UnsafeMutableBufferPointer(rebasing: output[0..<min(excess, limit)]))
         silenceFilledSamples += UInt64(count / AudioFormat.channels)
+        let bound = maxWaitSamples * AudioFormat.channels
+        if flags == .app { micDebt = min(micDebt + count, bound) } else { appDebt = min(appDebt + count, bound) }
         return (count, flags)
+    }
+
+    /// Drops up to `debt` floats of late audio from `ring`.
+    private func payDebt(_ debt: inout Int, from ring: SampleRing) {
+        while debt > 0 {
+            let dropped = ring.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<min(debt, scratch.count)]))
+            guard dropped > 0 else { return }
+            debt -= dropped
+            lateDroppedSamples += UInt64(dropped / AudioFormat.channels)
+        }
     }
 
     /// Identity up to ±0.8, then a tanh knee that reaches ±1 only at infinity.
