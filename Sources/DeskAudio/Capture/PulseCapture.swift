@@ -11,13 +11,14 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private var mainloop: OpaquePointer?
     private var context: OpaquePointer?
     private var stream: OpaquePointer?
-    // Answers of the server, written by callbacks with the mainloop lock held.
-    private var answer: String?
-    private var answerIsMonitor = false
-    private var answered = false
-    private var defaultSink: String?
-    private var defaultSource: String?
-    // What this stream records, and from which device now (main loop thread once running).
+    /// The server's answer to "which device is the target now?".
+    private enum Resolution {
+        case device(String)
+        case failure(String)
+    }
+    // Written by callbacks on the main loop thread, read with the main loop lock held.
+    private var resolution: Resolution?
+    // What this stream records, and from which device now.
     private var target = CaptureTarget.defaultSinkMonitor
     private var device = ""
 
@@ -46,10 +47,13 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         }
         let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
         pa_threaded_mainloop_lock(loop)
-        do {
+        do throws(DeskAudioError) {
             try connectLocked(deadline: deadline)
             self.target = target
-            device = try resolveLocked(target, deadline: deadline)
+            resolveTarget()
+            try waitLocked(until: deadline, what: "the default device") { resolution != nil }
+            if case .failure(let reason) = resolution { throw DeskAudioError.streamFailed(reason) }
+            if case .device(let name) = resolution { device = name }
             try recordLocked(from: device, deadline: deadline)
             try followDefaultsLocked()
             pa_threaded_mainloop_unlock(loop)
@@ -112,65 +116,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         }
     }
 
-    /// Asks the server for the default sink's monitor, or the default source.
-    private func resolveLocked(_ target: CaptureTarget, deadline: UInt64) throws(DeskAudioError) -> String {
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        answered = false
-        pa_operation_unref(
-            pa_context_get_server_info(
-                context,
-                { _, info, userData in
-                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                    capture.defaultSink = info?.pointee.default_sink_name.map { String(cString: $0) }
-                    capture.defaultSource = info?.pointee.default_source_name.map { String(cString: $0) }
-                    capture.answered = true
-                }, me))
-        try waitLocked(until: deadline, what: "server info") { answered }
-        guard let name = target == .defaultSource ? defaultSource : defaultSink else {
-            throw .streamFailed(
-                target == .defaultSource
-                    ? "the server has no default source" : "the server has no default sink")
-        }
-        answered = false
-        answer = nil
-        switch target {
-        case .defaultSinkMonitor:
-            pa_operation_unref(
-                pa_context_get_sink_info_by_name(
-                    context, name,
-                    { _, info, _, userData in
-                        let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                        if let info {
-                            capture.answer = info.pointee.monitor_source_name.map { String(cString: $0) }
-                        }
-                        capture.answered = true
-                    }, me))
-            try waitLocked(until: deadline, what: "default sink") { answered }
-            guard let monitor = answer else {
-                throw .streamFailed("the default sink \(name) has no monitor source")
-            }
-            return monitor
-        case .defaultSource:
-            pa_operation_unref(
-                pa_context_get_source_info_by_name(
-                    context, name,
-                    { _, info, _, userData in
-                        let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                        if let info {
-                            capture.answer = String(cString: info.pointee.name)
-                            capture.answerIsMonitor = info.pointee.monitor_of_sink != UInt32.max
-                        }
-                        capture.answered = true
-                    }, me))
-            try waitLocked(until: deadline, what: "default source") { answered }
-            guard let source = answer else { throw .streamFailed("the default source \(name) is gone") }
-            guard !answerIsMonitor else {
-                throw .streamFailed("the default source \(source) is a sink monitor, not a microphone")
-            }
-            return source
-        }
-    }
-
     private func recordLocked(from device: String, deadline: UInt64) throws(DeskAudioError) {
         var spec = pa_sample_spec(
             format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
@@ -211,7 +156,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             { _, event, _, userData in
                 let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
                 guard facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue else { return }
-                Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().serverChanged()
+                Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().resolveTarget()
             }, Unmanaged.passUnretained(self).toOpaque())
         guard let operation = pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil) else {
             throw .streamFailed("PulseAudio refused change notifications: \(contextFailure)")
@@ -219,45 +164,62 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         pa_operation_unref(operation)
     }
 
-    // Main loop thread: the server's defaults may have changed; find the device we should
-    // record from now, and move there if it is not the current one.
-    private func serverChanged() {
+    /// Asks the server which device the target means now: the default sink's monitor, or
+    /// the default source (never a monitor). The answer lands in `resolution`; a running
+    /// stream moves there if it is another device. Lock held, or on the main loop thread.
+    private func resolveTarget() {
+        resolution = nil
         pa_operation_unref(
             pa_context_get_server_info(
                 context,
                 { context, info, userData in
                     let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                    guard let info else { return }
                     switch capture.target {
                     case .defaultSinkMonitor:
-                        guard let sink = info.pointee.default_sink_name else { return }
+                        guard let sink = info?.pointee.default_sink_name else {
+                            return capture.resolved(.failure("the server has no default sink"))
+                        }
                         pa_operation_unref(
                             pa_context_get_sink_info_by_name(
                                 context, sink,
-                                { _, sink, _, userData in
-                                    guard let monitor = sink?.pointee.monitor_source_name else { return }
-                                    Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                                        .move(to: String(cString: monitor))
+                                { _, sink, endOfList, userData in
+                                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!)
+                                        .takeUnretainedValue()
+                                    if let monitor = sink?.pointee.monitor_source_name {
+                                        capture.resolved(.device(String(cString: monitor)))
+                                    } else if endOfList < 0 {
+                                        capture.resolved(.failure("the default sink has no monitor source"))
+                                    }
                                 }, userData))
                     case .defaultSource:
-                        guard let source = info.pointee.default_source_name else { return }
+                        guard let source = info?.pointee.default_source_name else {
+                            return capture.resolved(.failure("the server has no default source"))
+                        }
                         pa_operation_unref(
                             pa_context_get_source_info_by_name(
                                 context, source,
-                                { _, source, _, userData in
-                                    guard let source, source.pointee.monitor_of_sink == UInt32.max else {
-                                        return
+                                { _, source, endOfList, userData in
+                                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!)
+                                        .takeUnretainedValue()
+                                    if let source, source.pointee.monitor_of_sink != UInt32.max {
+                                        capture.resolved(
+                                            .failure(
+                                                "the default source \(String(cString: source.pointee.name)) "
+                                                    + "is a sink monitor, not a microphone"))
+                                    } else if let source {
+                                        capture.resolved(.device(String(cString: source.pointee.name)))
+                                    } else if endOfList < 0 {
+                                        capture.resolved(.failure("the default source is gone"))
                                     }
-                                    Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                                        .move(to: String(cString: source.pointee.name))
                                 }, userData))
                     }
                 }, Unmanaged.passUnretained(self).toOpaque()))
     }
 
-    // Main loop thread.
-    private func move(to newDevice: String) {
-        guard newDevice != device, let stream else { return }
+    // Main loop thread (or lock held, during start, when there is no stream yet).
+    private func resolved(_ answer: Resolution) {
+        resolution = answer
+        guard case .device(let newDevice) = answer, newDevice != device, let stream else { return }
         device = newDevice
         pa_operation_unref(
             pa_context_move_source_output_by_name(context, pa_stream_get_index(stream), newDevice, nil, nil))
