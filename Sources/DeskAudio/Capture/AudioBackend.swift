@@ -25,4 +25,6 @@ public enum AudioBackend: String, Sendable, CaseIterable {
 protocol CaptureStream: AnyObject {
     /// Stops capture; once it returns, nothing more is written to the ring.
     func stop()
+    /// True once the server dropped the stream or went away; the stream must be reopened.
+    var hasFailed: Bool { get }
 }

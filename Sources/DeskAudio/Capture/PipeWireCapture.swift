@@ -19,6 +19,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private var streamError: String?
     /// Set by the data thread once audio has arrived.
     let buffersReceived = Atomic<Int>(0)
+    private let failed = Atomic<Bool>(false)
+    private var running = false
+
+    /// True once the stream errored or was disconnected after it had started.
+    var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
     init(ring: SampleRing, wake: WakeSignal) {
         self.ring = ring
@@ -168,6 +173,10 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     // Loop thread, loop lock held.
     private func stateChanged(to newState: pw_stream_state, error: UnsafePointer<CChar>?) {
         state = newState
+        if newState == PW_STREAM_STATE_PAUSED || newState == PW_STREAM_STATE_STREAMING { running = true }
+        if running && (newState == PW_STREAM_STATE_ERROR || newState == PW_STREAM_STATE_UNCONNECTED) {
+            failed.store(true, ordering: .releasing)
+        }
         if newState == PW_STREAM_STATE_ERROR {
             streamError = error.map { String(cString: $0) } ?? "unknown error"
         }

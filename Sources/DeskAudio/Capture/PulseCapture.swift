@@ -1,5 +1,6 @@
 import CPulse
 import Glibc
+import Synchronization
 
 /// Captures through libpulse's asynchronous API on its own `pa_threaded_mainloop`:
 /// F32LE 48 kHz stereo requested (the server converts from whatever its device runs at),
@@ -21,6 +22,10 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     // What this stream records, and from which device now.
     private var target = CaptureTarget.defaultSinkMonitor
     private var device = ""
+    private let failed = Atomic<Bool>(false)
+
+    /// True once the server connection or the record stream failed after start.
+    var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
     init(ring: SampleRing, wake: WakeSignal) {
         self.ring = ring
@@ -56,6 +61,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             if case .device(let name) = resolution { device = name }
             try recordLocked(from: device, deadline: deadline)
             try followDefaultsLocked()
+            watchForFailureLocked()
             pa_threaded_mainloop_unlock(loop)
         } catch {
             pa_threaded_mainloop_unlock(loop)
@@ -68,12 +74,14 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         guard let loop = mainloop else { return }
         pa_threaded_mainloop_lock(loop)
         if let stream {
+            pa_stream_set_state_callback(stream, nil, nil)
             pa_stream_set_read_callback(stream, nil, nil)
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
         stream = nil
         if let context {
+            pa_context_set_state_callback(context, nil, nil)
             pa_context_set_subscribe_callback(context, nil, nil)
             pa_context_disconnect(context)
             pa_context_unref(context)
@@ -162,6 +170,27 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             throw .streamFailed("PulseAudio refused change notifications: \(contextFailure)")
         }
         pa_operation_unref(operation)
+    }
+
+    /// From now on, a context or stream that fails or terminates marks the capture failed.
+    private func watchForFailureLocked() {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_context_set_state_callback(
+            context,
+            { context, userData in
+                let state = pa_context_get_state(context)
+                guard state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED else { return }
+                Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().failed.store(
+                    true, ordering: .releasing)
+            }, me)
+        pa_stream_set_state_callback(
+            stream,
+            { stream, userData in
+                let state = pa_stream_get_state(stream)
+                guard state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED else { return }
+                Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().failed.store(
+                    true, ordering: .releasing)
+            }, me)
     }
 
     /// Asks the server which device the target means now: the default sink's monitor, or

@@ -61,14 +61,25 @@ public final class SourceMixer {
         let count = leader.read(into: UnsafeMutableBufferPointer(rebasing: output[0..<min(excess, limit)]))
         silenceFilledSamples += UInt64(count / AudioFormat.channels)
         let bound = maxWaitSamples * AudioFormat.channels
-        if flags == .app { micDebt = min(micDebt + count, bound) } else { appDebt = min(appDebt + count, bound) }
+        if flags == .app {
+            micDebt = min(micDebt + count, bound)
+        } else {
+            appDebt = min(appDebt + count, bound)
+        }
         return (count, flags)
+    }
+
+    /// Forgets audio owed by a lagging source (after a gap, what arrives is new audio).
+    public func forgetLateAudio() {
+        appDebt = 0
+        micDebt = 0
     }
 
     /// Drops up to `debt` floats of late audio from `ring`.
     private func payDebt(_ debt: inout Int, from ring: SampleRing) {
         while debt > 0 {
-            let dropped = ring.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<min(debt, scratch.count)]))
+            let dropped = ring.read(
+                into: UnsafeMutableBufferPointer(rebasing: scratch[0..<min(debt, scratch.count)]))
             guard dropped > 0 else { return }
             debt -= dropped
             lateDroppedSamples += UInt64(dropped / AudioFormat.channels)

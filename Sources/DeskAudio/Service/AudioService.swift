@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The capture service a host drives: which sources are on, through which backend, where
 /// frames go, and the encoder settings. Every method may be called from any thread.
@@ -21,6 +22,12 @@ public final class AudioService: @unchecked Sendable {
     private var stoppedAtNs: UInt64?
     private var requestedBackend: AudioBackend?
     private var backendInUse: AudioBackend?
+    // Reopens streams whose server went away; never waits for the control lock.
+    private var supervisor: pthread_t?
+    private let supervisorStop = Atomic<Bool>(false)
+    private let supervisorWake = WakeSignal()
+    private var appRetry = RetryBackoff()
+    private var micRetry = RetryBackoff()
 
     /// A stopped service with default settings.
     public init() {
@@ -118,7 +125,52 @@ public final class AudioService: @unchecked Sendable {
             settings: settings)
         try worker.start()
         self.worker = worker
+        supervisorStop.store(false, ordering: .releasing)
+        do {
+            supervisor = try startLibraryThread { [self] in supervise() }
+        } catch {
+            worker.stop()
+            self.worker = nil
+            throw error
+        }
         return worker
+    }
+
+    // Supervisor thread: every 200 ms, if the control lock is free, reopen failed streams.
+    private func supervise() {
+        while !supervisorStop.load(ordering: .acquiring) {
+            supervisorWake.wait(milliseconds: 200)
+            guard pthread_mutex_trylock(control) == 0 else { continue }
+            reopenIfFailed(
+                &appStream, .defaultSinkMonitor, ring: appRing, bit: CaptureWorker.appBit, retry: &appRetry)
+            reopenIfFailed(
+                &micStream, .defaultSource, ring: micRing, bit: CaptureWorker.micBit, retry: &micRetry)
+            pthread_mutex_unlock(control)
+        }
+    }
+
+    // Control lock held. A stream the server dropped is reopened (on any backend the
+    // choice allows), with back-off; the worker flags the gap.
+    private func reopenIfFailed(
+        _ stream: inout CaptureStream?, _ target: CaptureTarget, ring: SampleRing, bit: UInt8,
+        retry: inout RetryBackoff
+    ) {
+        guard let failed = stream, failed.hasFailed, let worker, retry.isDue(at: MonotonicClock.nowNs())
+        else {
+            return
+        }
+        worker.activeSources.bitwiseAnd(~bit, ordering: .releasing)
+        failed.stop()
+        do throws(DeskAudioError) {
+            var backend = requestedBackend
+            if backend == nil { backend = try AudioBackend.fromEnvironment() }
+            stream = try open(target, ring: ring, backend: backend)
+            worker.gapPending.store(true, ordering: .releasing)
+            worker.activeSources.bitwiseOr(bit, ordering: .releasing)
+            retry.reset()
+        } catch {
+            retry.failed(at: MonotonicClock.nowNs())  // the failed stream stays, to be retried
+        }
     }
 
     // Control lock held. The source's bit is clear, so nobody reads its ring: empty it
@@ -179,6 +231,12 @@ public final class AudioService: @unchecked Sendable {
 
     // Control lock held.
     private func stopAll() {
+        if let supervisor {
+            supervisorStop.store(true, ordering: .releasing)
+            supervisorWake.signal()
+            pthread_join(supervisor, nil)
+            self.supervisor = nil
+        }
         stop(source: CaptureWorker.appBit)
         stop(source: CaptureWorker.micBit)
         worker?.stop()

@@ -18,6 +18,9 @@ final class CaptureWorker: @unchecked Sendable {
     private let mixer = SourceMixer()
     /// Which rings the worker reads: a source's bit is set only while its stream runs.
     let activeSources = Atomic<UInt8>(0)
+    /// Set when a source was reopened after a failure: the next audio follows a gap.
+    let gapPending = Atomic<Bool>(false)
+    private var lastChunkEndNs: UInt64?
     private let stopRequested = Atomic<Bool>(false)
     private var thread: pthread_t?
     private let chunk: UnsafeMutableBufferPointer<Float>
@@ -42,20 +45,7 @@ final class CaptureWorker: @unchecked Sendable {
     func start() throws(DeskAudioError) {
         precondition(thread == nil, "worker started twice")
         stopRequested.store(false, ordering: .releasing)
-        var newThread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(
-            &newThread, nil,
-            { context in
-                let worker = Unmanaged<CaptureWorker>.fromOpaque(context!).takeRetainedValue()
-                worker.run()
-                return nil
-            }, context)
-        guard status == 0 else {
-            Unmanaged<CaptureWorker>.fromOpaque(context).release()
-            throw .outOfResources("cannot start the worker thread: \(String(cString: strerror(status)))")
-        }
-        thread = newThread
+        thread = try startLibraryThread { [self] in run() }
     }
 
     /// Stops the thread and waits for it; the pipeline is idle when this returns.
@@ -77,6 +67,13 @@ final class CaptureWorker: @unchecked Sendable {
 
     private func drain() {
         while !stopRequested.load(ordering: .acquiring) {
+            if gapPending.exchange(false, ordering: .acquiringAndReleasing) {
+                // The sample clock moves on by the outage; the next frame is flagged.
+                let outage = lastChunkEndNs.map { MonotonicClock.nowNs() &- $0 } ?? 0
+                pipeline.markDiscontinuity(
+                    skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
+                mixer.forgetLateAudio()
+            }
             let active = activeSources.load(ordering: .acquiring)
             let app = active & CaptureWorker.appBit != 0 ? appRing : nil
             let mic = active & CaptureWorker.micBit != 0 ? micRing : nil
@@ -88,6 +85,7 @@ final class CaptureWorker: @unchecked Sendable {
             let laterNs =
                 UInt64(waiting / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
             let chunkEndNs = MonotonicClock.nowNs() &- laterNs
+            lastChunkEndNs = chunkEndNs
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: chunkEndNs
             ) { frame in delivery.deliver(frame) }

@@ -1,0 +1,71 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+import TestSupport
+import Testing
+
+/// scripts/audio-rig, which restarts a rig's server in place.
+let audioRig = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("scripts/audio-rig").path
+
+/// Kills and restarts the server of the rig in `runtimeDirectory` while app audio is
+/// captured; checks that capture comes back by itself, in sequence, with the gap flagged.
+func captureSurvivesARestart(runtimeDirectory: String, environment: [String: String] = [:]) throws {
+    let collector = FrameCollector()
+    set_audio_callback(FrameCollector.callback, collector.userData)
+    defer {
+        _ = enable_audio(false, false)
+        set_audio_callback(nil, nil)
+    }
+    #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+    #expect(waitUntil(seconds: 3) { collector.count >= 20 })
+    // libc's system(), not Foundation's Process: the restarted daemons outlive the script,
+    // and Process.waitUntilExit was seen never to return for it.
+    let restart = system(
+        "XDG_RUNTIME_DIR='\(runtimeDirectory)' '\(audioRig)' restart '\(runtimeDirectory)' >/dev/null 2>&1")
+    #expect(restart == 0, "scripts/audio-rig restart exited with \(restart)")
+    let backAt = Date()
+    let before = collector.count
+    #expect(waitUntil(seconds: 3) { collector.count > before + 10 }, "frames resume within 3 s")
+    let resumedAfter = Date().timeIntervalSince(backAt)
+    let player = try ExternalTools.playTone(
+        frequency: 1000, amplitude: 0.5, seconds: 1, environment: environment)
+    player.waitUntilExit()
+    Thread.sleep(forTimeInterval: 0.3)
+    _ = enable_audio(false, false)
+
+    let frames = try collector.parsed()
+    let sequences = frames.map(\.header.sequence)
+    #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "the sequence continues")
+    let gaps = frames.indices.dropFirst().filter { frames[$0].header.flags.contains(.afterGap) }
+    #expect(gaps.count == 1, "one frame flagged after the outage: \(gaps)")
+    if let gap = gaps.first {
+        let skippedSeconds =
+            Double(frames[gap].header.sampleClock - frames[gap - 1].header.sampleClock) / 48_000
+        #expect(skippedSeconds > 1, "the sample clock ran on through the outage: \(skippedSeconds) s")
+        let tone = ToneCheck(Array(try collector.decoded()[(gap * 960)...]))
+        #expect(
+            (95...110).contains(tone.loudFrames.count),
+            "1 s of tone after the restart: \(tone.loudFrames.count)")
+        print(
+            "measured: server restart: frames back \(resumedAfter) s after the server was up, "
+                + "outage \(skippedSeconds) s on the sample clock, sequence continuous")
+    }
+}
+
+extension RealServerTests {
+    @Suite struct ServerRestartTests {
+        @Test func captureComesBackAfterPipeWireRestarts() throws {
+            try captureSurvivesARestart(
+                runtimeDirectory: try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]))
+        }
+
+        @Test func captureComesBackAfterPulseAudioRestarts() throws {
+            try withPlainPulseAudio { environment in
+                try captureSurvivesARestart(
+                    runtimeDirectory: environment["XDG_RUNTIME_DIR"]!, environment: environment)
+            }
+        }
+    }
+}
