@@ -120,6 +120,7 @@ extension RealServerTests {
                     environment: ["DESKAUDIO_BACKEND": backend])
                 #expect(result.status == 0, "\(result.error)")
                 #expect(result.output.contains("backend \(backend)"), "\(result.output)")
+                try? FileManager.default.removeItem(atPath: "/tmp/deskaudio-env-\(backend).opus")
             }
             let bad = try ExternalTools.run(
                 [recordExample, "--seconds", "0.5", "/tmp/deskaudio-env-bad.opus"],

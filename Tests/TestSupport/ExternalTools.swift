@@ -53,6 +53,7 @@ public enum ExternalTools {
                 "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
                 "--channels=2",
             ] + (device.map { ["--device=\($0)"] } ?? []) + [file.path], environment: environment)
+        process.terminationHandler = { _ in try? FileManager.default.removeItem(at: file) }
         return process
     }
 
