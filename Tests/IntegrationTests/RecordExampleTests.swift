@@ -39,12 +39,7 @@ extension RealServerTests {
             #expect(
                 (145...155).contains(tone.loudFrames.count),
                 "1.5 s of tone: \(tone.loudFrames.count) loud frames")
-            let contiguous = tone.isContiguous
-            #expect(contiguous, "no dropout inside the tone")
-            let frequency = SignalAnalysis.dominantFrequency(tone.interior)
-            #expect(abs(frequency - 1000) <= 20, "frequency \(frequency) Hz")
-            let level = SignalAnalysis.rmsDecibels(tone.interior)
-            #expect(abs(level - halfScaleSineLevel) <= 1, "level \(level) dBFS")
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
             print(
                 "measured: examples-c/record → opusdec: \(frequency) Hz, \(level) dBFS; "
                     + summary.trimmingCharacters(in: .whitespacesAndNewlines))

@@ -17,8 +17,6 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     // Written on the loop thread with the loop lock held; read with it held.
     private var state = PW_STREAM_STATE_UNCONNECTED
     private var streamError: String?
-    /// Set by the data thread once audio has arrived.
-    let buffersReceived = Atomic<Int>(0)
     private let failed = Atomic<Bool>(false)
     private var running = false
 
@@ -95,14 +93,6 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         if let loop { pw_thread_loop_destroy(loop) }
         context = nil
         loop = nil
-    }
-
-    /// The stream's failure, if the server reported one since start.
-    var failure: String? {
-        guard let loop else { return nil }
-        pw_thread_loop_lock(loop)
-        defer { pw_thread_loop_unlock(loop) }
-        return streamError
     }
 
     private func connectLocked(_ target: CaptureTarget, timeoutMs: Int) throws(DeskAudioError) {
@@ -198,7 +188,6 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             start: (base + Int(offset)).assumingMemoryBound(to: Float.self),
             count: Int(size) / MemoryLayout<Float>.size)
         ring.write(floats)
-        buffersReceived.add(1, ordering: .relaxed)
         wake.signal()
     }
 
