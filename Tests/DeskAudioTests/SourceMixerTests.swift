@@ -58,29 +58,73 @@ import Testing
         #expect(app.availableFloats == 2 * 1920)
     }
 
-    @Test func lateAudioOfTheLaggingSourceIsDroppedSoBothStayAligned() {
+    @Test func lateAudioThatFitsBesideTheOtherSourceIsMixedNotDropped() {
         let mixer = SourceMixer()
         let app = Self.ring([Float](repeating: 0.1, count: 2 * 2000))
         let mic = Self.ring([])
         #expect(
             Self.pull(mixer, app: app, mic: mic).0.count == 2 * 80, "80 samples beyond 40 ms go out alone")
-        // The mic's late 80 samples arrive, then 100 on time: the late ones are dropped.
-        _ = [Float](repeating: 9, count: 2 * 80).withUnsafeBufferPointer { mic.write($0) }
-        _ = [Float](repeating: 0.2, count: 2 * 100).withUnsafeBufferPointer { mic.write($0) }
+        // The mic's late 180 samples arrive while the app holds 1920: all of them are mixed.
+        _ = [Float](repeating: 0.2, count: 2 * 180).withUnsafeBufferPointer { mic.write($0) }
         let (mixed, sources) = Self.pull(mixer, app: app, mic: mic)
         #expect(sources == [.app, .mic])
-        #expect(mixed.count == 2 * 100 && mixed.allSatisfy { abs($0 - 0.3) < 1e-6 })
-        #expect(mixer.lateDroppedSamples == 80 && mixer.silenceFilledSamples == 80)
+        #expect(mixed.count == 2 * 180 && mixed.allSatisfy { abs($0 - 0.3) < 1e-6 })
+        #expect(mixer.lateDroppedSamples == 0 && mixer.silenceFilledSamples == 80)
     }
 
-    @Test func aSourceBackFromALongStallLosesAtMost40ms() {
+    /// A microphone whose server path runs 50 ms behind the app audio, both delivering 10 ms
+    /// at a time (seen with PulseAudio's module-remap-source): after the first 10 ms, every
+    /// mic sample is mixed and the output keeps pace with the app.
+    @Test func aSourceSteadily50msLateIsShiftedNotLost() {
+        let mixer = SourceMixer()
+        let app = SampleRing(minimumFloats: 16384)
+        let mic = SampleRing(minimumFloats: 16384)
+        let tick = [Float](repeating: 0.1, count: 960)
+        var output = [Float](repeating: 0, count: 8192)
+        var emitted = 0
+        var mixedFloats = 0
+        for step in 0..<200 {
+            _ = tick.withUnsafeBufferPointer { app.write($0) }
+            if step >= 5 { _ = tick.withUnsafeBufferPointer { mic.write($0) } }
+            while true {
+                let (count, sources) = output.withUnsafeMutableBufferPointer {
+                    mixer.pull(app: app, mic: mic, into: $0)
+                }
+                if count == 0 { break }
+                emitted += count
+                if sources == [.app, .mic] { mixedFloats += count }
+            }
+        }
+        #expect(mixer.lateDroppedSamples == 0)
+        #expect(mixer.silenceFilledSamples == 480, "only the first 10 ms beyond the 40 ms bound")
+        #expect(mixedFloats == 195 * 960, "every mic sample delivered is mixed")
+        #expect(emitted + app.availableFloats == 200 * 960, "output paced by the app, nothing extra")
+        #expect(app.availableFloats <= 1920 * 2, "the app waits 40 ms at most")
+    }
+
+    @Test func aBacklogAfterALongStallIsDroppedBeyondWhatTheOtherSourceHolds() {
         let mixer = SourceMixer()
         let app = Self.ring([Float](repeating: 0.1, count: 2 * 6000))
         let mic = Self.ring([])
         while !Self.pull(mixer, app: app, mic: mic).0.isEmpty {}
         #expect(mixer.silenceFilledSamples == 6000 - 1920)
+        // 3000 mic samples arrive at once while the app holds 1920: 1080 are a backlog.
         _ = [Float](repeating: 0.2, count: 2 * 3000).withUnsafeBufferPointer { mic.write($0) }
+        let (mixed, sources) = Self.pull(mixer, app: app, mic: mic)
+        #expect(mixer.lateDroppedSamples == 1080)
+        #expect(sources == [.app, .mic] && mixed.count == 2 * 1920)
+        #expect(app.availableFloats == 0 && mic.availableFloats == 0)
+    }
+
+    @Test func theDebtIsCappedAtThe40msBound() {
+        let mixer = SourceMixer()
+        let app = Self.ring([Float](repeating: 0.1, count: 2 * 6000))
+        let mic = Self.ring([])
+        while !Self.pull(mixer, app: app, mic: mic).0.isEmpty {}
+        var sink = [Float](repeating: 0, count: 2 * 1920)
+        _ = sink.withUnsafeMutableBufferPointer { app.read(into: $0) }  // the app goes quiet
+        _ = [Float](repeating: 0.2, count: 2 * 5000).withUnsafeBufferPointer { mic.write($0) }
         _ = Self.pull(mixer, app: app, mic: mic)
-        #expect(mixer.lateDroppedSamples == 1920, "the debt is capped at the 40 ms bound")
+        #expect(mixer.lateDroppedSamples == 1920, "at most 40 ms of a backlog is dropped")
     }
 }

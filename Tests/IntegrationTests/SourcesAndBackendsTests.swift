@@ -30,6 +30,24 @@ func playMicAndAppTones(environment: [String: String] = [:]) throws {
     app.waitUntilExit()
 }
 
+/// Captures app + mic during playMicAndAppTones(): expects frames flagged with both, an
+/// unbroken sequence, and each tone within 1.5 dB of its level alone; returns both levels.
+func expectAppAndMicMixed(
+    environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+) throws -> (app: Double, mic: Double) {
+    let collector = try capture(mic: true, app: true) { try playMicAndAppTones(environment: environment) }
+    let frames = try collector.parsed()
+    #expect(frames.contains { $0.header.flags.isSuperset(of: [.app, .mic]) }, sourceLocation: sourceLocation)
+    let sequences = frames.map(\.header.sequence)
+    #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, sourceLocation: sourceLocation)
+    let decoded = try collector.decoded()
+    let mic = SignalAnalysis.toneLevelWherePresent(decoded, frequency: 440)
+    let app = SignalAnalysis.toneLevelWherePresent(decoded, frequency: 1000)
+    #expect(abs(mic - quietSineLevel) <= 1.5, "440 Hz (mic) at \(mic) dBFS", sourceLocation: sourceLocation)
+    #expect(abs(app - quietSineLevel) <= 1.5, "1 kHz (app) at \(app) dBFS", sourceLocation: sourceLocation)
+    return (app, mic)
+}
+
 /// Level of a 0.3-amplitude sine: −13.5 dBFS.
 let quietSineLevel = 20 * log10(0.3 / 2.0.squareRoot())
 
@@ -46,16 +64,7 @@ extension RealServerTests {
         }
 
         @Test func appAndMicAreMixedEachAtItsOwnLevel() throws {
-            let collector = try capture(mic: true, app: true) { try playMicAndAppTones() }
-            let frames = try collector.parsed()
-            #expect(frames.contains { $0.header.flags.isSuperset(of: [.app, .mic]) })
-            let sequences = frames.map(\.header.sequence)
-            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
-            let decoded = try collector.decoded()
-            let mic = SignalAnalysis.toneLevelWherePresent(decoded, frequency: 440)
-            let app = SignalAnalysis.toneLevelWherePresent(decoded, frequency: 1000)
-            #expect(abs(mic - quietSineLevel) <= 1.5, "440 Hz (mic) at \(mic) dBFS")
-            #expect(abs(app - quietSineLevel) <= 1.5, "1 kHz (app) at \(app) dBFS")
+            let (app, mic) = try expectAppAndMicMixed()
             print(
                 "measured: app + mic mixed: 1 kHz at \(app) dBFS, 440 Hz at \(mic) dBFS (each alone: \(quietSineLevel))"
             )

@@ -4,10 +4,12 @@ import Glibc
 /// stream. Rule: the two are summed sample by sample; a sum beyond ±0.8 is bent smoothly
 /// towards ±1 (tanh), so two loud sources never clip hard and a single source below
 /// 0.8 passes bit-exact. Neither source is waited for longer than `maxWaitSamples`: when
-/// one has nothing while the other is that far ahead, the missing audio counts as silence,
-/// and when it arrives after all, that late audio (up to `maxWaitSamples` of it) is dropped
-/// and counted, so the two stay aligned in time. Buffers are allocated once; `pull`
-/// allocates nothing.
+/// one has nothing while the other is that far ahead, the missing audio counts as silence.
+/// What the lagging source delivers afterwards is mixed with the other's next audio (a
+/// source that always runs, say, 50 ms late is heard 10 ms shifted, never lost); only a
+/// backlog beyond what the other source holds, as after a stall, is dropped and counted
+/// (at most `maxWaitSamples` of it), so the output keeps pace with real time.
+/// Buffers are allocated once; `pull` allocates nothing.
 public final class SourceMixer {
     /// 40 ms: the longest one source waits for the other.
     public static let defaultMaxWaitSamples = 1920
@@ -15,10 +17,12 @@ public final class SourceMixer {
     public let maxWaitSamples: Int
     /// Samples per channel that counted as silence because their source lagged.
     public private(set) var silenceFilledSamples: UInt64 = 0
-    /// Samples per channel dropped because they arrived after their time was filled with silence.
+    /// Samples per channel dropped because they arrived as a backlog after their time was
+    /// filled with silence.
     public private(set) var lateDroppedSamples: UInt64 = 0
     private let scratch: UnsafeMutableBufferPointer<Float>
-    // Floats of each source already replaced by silence, to drop when they arrive.
+    // Floats of each source replaced by silence and not yet made up for: a backlog of
+    // that source, up to this much, is dropped when it arrives.
     private var appDebt = 0
     private var micDebt = 0
 
@@ -42,8 +46,8 @@ public final class SourceMixer {
             return (0, [])
         }
         let limit = min(output.count, scratch.count) & ~1
-        payDebt(&appDebt, from: app)
-        payDebt(&micDebt, from: mic)
+        payDebt(&appDebt, from: app, beside: mic)
+        payDebt(&micDebt, from: mic, beside: app)
         let appFloats = app.availableFloats
         let micFloats = mic.availableFloats
         let both = min(appFloats, micFloats, limit)
@@ -52,6 +56,9 @@ public final class SourceMixer {
             _ = app.read(into: target)
             _ = mic.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<both]))
             for index in 0..<both { target[index] = SourceMixer.limit(target[index] + scratch[index]) }
+            // Both deliver in step again: what was filled with silence is made up for.
+            appDebt = 0
+            micDebt = 0
             return (both, [.app, .mic])
         }
         let (leader, flags, ahead) =
@@ -75,13 +82,17 @@ public final class SourceMixer {
         micDebt = 0
     }
 
-    /// Drops up to `debt` floats of late audio from `ring`.
-    private func payDebt(_ debt: inout Int, from ring: SampleRing) {
-        while debt > 0 {
+    /// Drops late audio from `ring`: at most `debt` floats, and only what it holds beyond
+    /// the `other` source's buffered audio (a backlog). Late audio that fits beside the
+    /// other's is kept, to be mixed.
+    private func payDebt(_ debt: inout Int, from ring: SampleRing, beside other: SampleRing) {
+        var backlog = min(debt, ring.availableFloats - other.availableFloats) & ~1
+        while backlog > 0 {
             let dropped = ring.read(
-                into: UnsafeMutableBufferPointer(rebasing: scratch[0..<min(debt, scratch.count)]))
+                into: UnsafeMutableBufferPointer(rebasing: scratch[0..<min(backlog, scratch.count)]))
             guard dropped > 0 else { return }
             debt -= dropped
+            backlog -= dropped
             lateDroppedSamples += UInt64(dropped / AudioFormat.channels)
         }
     }
