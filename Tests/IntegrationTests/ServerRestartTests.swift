@@ -38,13 +38,20 @@ func captureSurvivesARestart(runtimeDirectory: String, environment: [String: Str
     let frames = try collector.parsed()
     let sequences = frames.map(\.header.sequence)
     #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "the sequence continues")
+    // Usually one reconnect; sometimes the first lands on the new daemon before its session
+    // manager is up, the server drops that stream within ~200 ms and a second reconnect
+    // follows. Each flagged frame must then follow a real jump of the sample clock.
     let gaps = frames.indices.dropFirst().filter { frames[$0].header.flags.contains(.afterGap) }
-    #expect(gaps.count == 1, "one frame flagged after the outage: \(gaps)")
+    #expect((1...2).contains(gaps.count), "one frame flagged per reconnect: \(gaps)")
+    for gap in gaps {
+        let jump = frames[gap].header.sampleClock - frames[gap - 1].header.sampleClock
+        #expect(jump > 480, "frame \(gap) is flagged after a gap, but the sample clock did not jump")
+    }
     if let gap = gaps.first {
         let skippedSeconds =
             Double(frames[gap].header.sampleClock - frames[gap - 1].header.sampleClock) / 48_000
         #expect(skippedSeconds > 1, "the sample clock ran on through the outage: \(skippedSeconds) s")
-        let tone = ToneCheck(Array(try collector.decoded()[(gap * 960)...]))
+        let tone = ToneCheck(Array(try collector.decoded()[(gaps.last! * 960)...]))
         #expect(
             (95...110).contains(tone.loudFrames.count),
             "1 s of tone after the restart: \(tone.loudFrames.count)")
