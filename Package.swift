@@ -16,8 +16,9 @@ let package = Package(
             name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
 
-        // Only what Swift cannot call itself: libopus's variadic ctl requests.
-        .target(name: "DeskAudioShim", dependencies: ["COpus"]),
+        // Only what Swift cannot call itself: libopus's variadic ctl requests and PipeWire's
+        // macro-only methods.
+        .target(name: "DeskAudioShim", dependencies: ["COpus", "CPipeWire"]),
 
         // The audio core: capture → pipeline → wire. Glibc only, no Foundation.
         .target(

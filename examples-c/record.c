@@ -1,6 +1,7 @@
 /* record: captures this machine's audio through libdeskaudio and writes an Ogg Opus file.
  *
- *   record [--app] [--mic] [--seconds N] OUT.opus
+ *   record [--app] [--mic] [--device NAME] [--seconds N] OUT.opus
+ *   record --list
  *
  * It uses only include/deskaudio.h and libdeskaudio.so, plus libogg for the Ogg pages.
  * AudioFrame bytes are read at the offsets given in docs/wire-format.md. Frames held back
@@ -99,23 +100,70 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
 }
 
 static int usage(const char *program) {
-    fprintf(stderr, "usage: %s [--app] [--mic] [--seconds N] OUT.opus\n"
-                    "Records app audio (default) and/or the microphone to an Ogg Opus file.\n", program);
+    fprintf(stderr, "usage: %s [--app] [--mic] [--device NAME] [--seconds N] OUT.opus\n"
+                    "       %s --list\n"
+                    "Records app audio (default) and/or the microphone to an Ogg Opus file.\n"
+                    "--device NAME records that sink (as app audio) or source (as the microphone)\n"
+                    "instead of the default; --list shows the names.\n", program, program);
     return 2;
 }
 
+/* deskaudio_list_devices callback for --list: one line per device. */
+static void print_device(int32_t kind, const char *name, const char *description, bool is_default,
+                         void *user_data) {
+    (void)user_data;
+    printf("%s %-6s %s (%s)\n", is_default ? "*" : " ", kind == DESKAUDIO_DEVICE_SINK ? "sink" : "source",
+           name, description);
+}
+
+/* deskaudio_list_devices callback for --device: the kind of the device named *user_data. */
+struct device_lookup { const char *name; int32_t kind; };
+
+static void find_device(int32_t kind, const char *name, const char *description, bool is_default,
+                        void *user_data) {
+    struct device_lookup *lookup = user_data;
+    (void)description; (void)is_default;
+    if (strcmp(name, lookup->name) == 0) lookup->kind = kind;
+}
+
+static int fail(const char *what, int32_t status) {
+    fprintf(stderr, "record: %s: %s: %s\n", what, deskaudio_strerror(status), deskaudio_last_error());
+    return 1;
+}
+
 int main(int argc, char **argv) {
-    int app = 0, mic = 0;
+    int app = 0, mic = 0, list = 0;
     double seconds = 5;
-    const char *path = NULL;
+    const char *path = NULL, *device = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--app") == 0) app = 1;
         else if (strcmp(argv[i], "--mic") == 0) mic = 1;
+        else if (strcmp(argv[i], "--list") == 0) list = 1;
+        else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) device = argv[++i];
         else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) seconds = atof(argv[++i]);
         else if (argv[i][0] == '-' || path) return usage(argv[0]);
         else path = argv[i];
     }
+    if (list) {
+        int32_t count = deskaudio_list_devices(print_device, NULL);
+        if (count < 0) return fail("listing devices", count);
+        printf("%d devices (* = default)\n", count);
+        return 0;
+    }
     if (!path || seconds <= 0) return usage(argv[0]);
+    if (device) {
+        struct device_lookup lookup = {device, 0};
+        int32_t count = deskaudio_list_devices(find_device, &lookup);
+        if (count < 0) return fail("listing devices", count);
+        if (lookup.kind == 0) {
+            fprintf(stderr, "record: no device named %s (record --list shows them)\n", device);
+            return 1;
+        }
+        int is_sink = lookup.kind == DESKAUDIO_DEVICE_SINK;
+        int32_t status = is_sink ? deskaudio_set_app_device(device) : deskaudio_set_mic_device(device);
+        if (status != DESKAUDIO_OK) return fail(device, status);
+        if (is_sink) app = 1; else mic = 1;
+    }
     if (!app && !mic) app = 1;
 
     static struct recording r;

@@ -33,6 +33,14 @@
 extern "C" {
 #endif
 
+/** Kinds of capture device, as deskaudio_list_devices() reports them. */
+typedef enum deskaudio_device_kind {
+    /** An output (sink): capturing it records what is played to it, as app audio. */
+    DESKAUDIO_DEVICE_SINK = 1,
+    /** An input (source) that is not a monitor: a microphone. */
+    DESKAUDIO_DEVICE_SOURCE = 2,
+} deskaudio_device_kind;
+
 /**
  * Result codes of the DeskAudio C API: 0 is success, every failure is negative.
  * deskaudio_strerror() names each; deskaudio_last_error() gives the details of the
@@ -57,6 +65,8 @@ typedef enum deskaudio_status {
     DESKAUDIO_ERROR_WRONG_THREAD = -7,
     /** Memory or a thread could not be had. */
     DESKAUDIO_ERROR_OUT_OF_RESOURCES = -8,
+    /** No capture device of that name (or of that kind) exists on the audio server. */
+    DESKAUDIO_ERROR_NO_DEVICE = -9,
 } deskaudio_status;
 
 /**
@@ -64,6 +74,14 @@ typedef enum deskaudio_status {
  * are valid only during the call. Runs on the library's own thread.
  */
 typedef void (*deskaudio_frame_callback)(const uint8_t *frame, size_t len, void *user_data);
+
+/**
+ * Called by deskaudio_list_devices() once per device: `kind` is a deskaudio_device_kind,
+ * `name` the stable name that deskaudio_set_app_device() and deskaudio_set_mic_device()
+ * take, `description` a name for people, `is_default` true for the server's default sink
+ * or default source. The strings are valid only during the call.
+ */
+typedef void (*deskaudio_device_callback)(int32_t kind, const char *name, const char *description, bool is_default, void *user_data);
 
 /**
  * Starts, changes or stops capture so that exactly the requested sources are captured:
@@ -114,6 +132,34 @@ int32_t deskaudio_set_backend(const char *name);
  * Static storage, never freed.
  */
 const char *deskaudio_backend(void);
+
+/**
+ * Lists the capture devices of the audio server the backend choice picks (the one in use
+ * while capturing): every sink, whose monitor is app audio, and every source that is not
+ * a monitor. Calls `callback` once per device, on the calling thread, before it returns.
+ * Returns the number of devices, or a negative deskaudio_status. Blocks up to 3 s for the
+ * server.
+ */
+int32_t deskaudio_list_devices(deskaudio_device_callback callback, void *user_data);
+
+/**
+ * Captures app audio from the monitor of the sink `name` (a name deskaudio_list_devices()
+ * gives) instead of the default sink; NULL or "" goes back to the default sink, which is
+ * followed when it changes (a named sink is not). The name is checked against the server
+ * now: an unknown one, or a source's, gives DESKAUDIO_ERROR_NO_DEVICE. While app audio is
+ * captured, capture moves to the sink at once; if that fails, app capture stops and the
+ * error says why. Not callable from inside the audio callback.
+ */
+int32_t deskaudio_set_app_device(const char *name);
+
+/**
+ * Captures the microphone from the source `name` (a name deskaudio_list_devices() gives)
+ * instead of the default source; NULL or "" goes back to the default source, followed
+ * when it changes. Checked against the server now: an unknown name, a sink's or a
+ * monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is captured, capture
+ * moves to the source at once. Not callable from inside the audio callback.
+ */
+int32_t deskaudio_set_mic_device(const char *name);
 
 /** The library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
 const char *deskaudio_version(void);

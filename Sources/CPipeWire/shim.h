@@ -4,3 +4,4 @@
 #include <spa/param/props.h>
 #include <spa/pod/builder.h>
 #include <spa/utils/result.h>
+#include <spa/utils/json.h>

@@ -22,6 +22,8 @@ public enum deskaudio_status: Int32 {
     case DESKAUDIO_ERROR_WRONG_THREAD = -7
     /// Memory or a thread could not be had.
     case DESKAUDIO_ERROR_OUT_OF_RESOURCES = -8
+    /// No capture device of that name (or of that kind) exists on the audio server.
+    case DESKAUDIO_ERROR_NO_DEVICE = -9
 }
 
 extension deskaudio_status {
@@ -35,6 +37,7 @@ extension deskaudio_status {
         case .notSupported: self = .DESKAUDIO_ERROR_NOT_SUPPORTED
         case .wrongThread: self = .DESKAUDIO_ERROR_WRONG_THREAD
         case .outOfResources: self = .DESKAUDIO_ERROR_OUT_OF_RESOURCES
+        case .noDevice: self = .DESKAUDIO_ERROR_NO_DEVICE
         }
     }
 
@@ -50,6 +53,7 @@ extension deskaudio_status {
         case .DESKAUDIO_ERROR_NOT_SUPPORTED: "not supported"
         case .DESKAUDIO_ERROR_WRONG_THREAD: "not callable from the audio callback"
         case .DESKAUDIO_ERROR_OUT_OF_RESOURCES: "out of resources"
+        case .DESKAUDIO_ERROR_NO_DEVICE: "no such capture device"
         }
     }
 }

@@ -4,22 +4,24 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Switches the default sink to deskaudio_other, which plays 2 kHz, while app audio is
-/// captured; returns seconds from the switch to the capture time of the first frame that
-/// carries the 2 kHz tone, or nil if it never came.
-func secondsToFollowTheDefaultSink(environment: [String: String] = [:]) throws -> Double? {
-    defer {
-        _ = try? ExternalTools.run(["pactl", "set-default-sink", "deskaudio_sink"], environment: environment)
-    }
+/// Switches the default sink to deskaudio_other (or, for `mic`, the default source to
+/// deskaudio_other_mic, which hears deskaudio_other), which plays 2 kHz, while app audio (or
+/// the mic) is captured; returns seconds from the switch to the capture time of the first
+/// frame that carries the 2 kHz tone, or nil if it never came.
+func secondsToFollowTheDefault(mic: Bool = false, environment: [String: String] = [:]) throws -> Double? {
+    let (command, original, switched) =
+        mic
+        ? ("set-default-source", "deskaudio_mic", "deskaudio_other_mic")
+        : ("set-default-sink", "deskaudio_sink", "deskaudio_other")
+    defer { _ = try? ExternalTools.run(["pactl", command, original], environment: environment) }
     var switchedAtNs: UInt64 = 0
-    let collector = try capture(mic: false, app: true) {
+    let collector = try capture(mic: mic, app: !mic) {
         let player = try ExternalTools.playTone(
             frequency: 2000, amplitude: 0.5, seconds: 3, device: "deskaudio_other", environment: environment)
         Thread.sleep(forTimeInterval: 0.5)
         switchedAtNs = MonotonicClock.nowNs()
-        let switched = try ExternalTools.run(
-            ["pactl", "set-default-sink", "deskaudio_other"], environment: environment)
-        #expect(switched.status == 0, "pactl: \(switched.error)")
+        let result = try ExternalTools.run(["pactl", command, switched], environment: environment)
+        #expect(result.status == 0, "pactl: \(result.error)")
         Thread.sleep(forTimeInterval: 1.5)
         player.terminate()
         player.waitUntilExit()
@@ -36,7 +38,7 @@ func secondsToFollowTheDefaultSink(environment: [String: String] = [:]) throws -
 extension RealServerTests {
     @Suite struct DefaultDeviceTests {
         @Test func pipewireFollowsTheDefaultSinkWithin1s() throws {
-            let seconds = try secondsToFollowTheDefaultSink()
+            let seconds = try secondsToFollowTheDefault()
             #expect(seconds != nil, "the new default sink's audio never arrived")
             if let seconds { #expect(seconds < 1, "took \(seconds) s") }
             print("measured: default sink switch, PipeWire: new sink's audio after \(seconds ?? -1) s")
@@ -45,10 +47,10 @@ extension RealServerTests {
         @Test func pulseBackendFollowsTheDefaultSinkWithin1s() throws {
             #expect(deskaudio_set_backend("pulse") == deskaudio_status.DESKAUDIO_OK.rawValue)
             defer { _ = deskaudio_set_backend("auto") }
-            let onPipeWirePulse = try secondsToFollowTheDefaultSink()
+            let onPipeWirePulse = try secondsToFollowTheDefault()
             var onPulseAudio: Double?
             try withPlainPulseAudio { environment in
-                onPulseAudio = try secondsToFollowTheDefaultSink(environment: environment)
+                onPulseAudio = try secondsToFollowTheDefault(environment: environment)
             }
             for seconds in [onPipeWirePulse, onPulseAudio] {
                 #expect(seconds != nil, "the new default sink's audio never arrived")
@@ -57,6 +59,17 @@ extension RealServerTests {
             print(
                 "measured: default sink switch, pulse backend: pipewire-pulse \(onPipeWirePulse ?? -1) s, "
                     + "PulseAudio \(onPulseAudio ?? -1) s")
+        }
+
+        @Test func theDefaultSourceIsFollowedWithin1sOnEveryServerPath() throws {
+            var measured: [String] = []
+            try onEveryServerPath { path, environment in
+                let seconds = try secondsToFollowTheDefault(mic: true, environment: environment)
+                #expect(seconds != nil, "\(path): the new default source's audio never arrived")
+                if let seconds { #expect(seconds < 1, "\(path): took \(seconds) s") }
+                measured.append("\(path) \(seconds ?? -1) s")
+            }
+            print("measured: default source switch: \(measured.joined(separator: ", "))")
         }
     }
 }

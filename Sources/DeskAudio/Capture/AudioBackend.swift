@@ -28,3 +28,24 @@ protocol CaptureStream: AnyObject {
     /// True once the server dropped the stream or went away; the stream must be reopened.
     var hasFailed: Bool { get }
 }
+
+extension AudioBackend {
+    /// Runs `body` on `backend`; for automatic choice (nil), on PipeWire, and on PulseAudio
+    /// when no PipeWire daemon answers. With neither, the error names both failures.
+    static func run<T>(
+        on backend: AudioBackend?, _ body: (AudioBackend) throws(DeskAudioError) -> T
+    ) throws(DeskAudioError) -> T {
+        if let backend { return try body(backend) }
+        do throws(DeskAudioError) {
+            return try body(.pipewire)
+        } catch {
+            guard case .noServer(let pipewireReason) = error else { throw error }
+            do throws(DeskAudioError) {
+                return try body(.pulse)
+            } catch {
+                guard case .noServer(let pulseReason) = error else { throw error }
+                throw .noServer("neither PipeWire nor PulseAudio answered (\(pipewireReason); \(pulseReason))")
+            }
+        }
+    }
+}

@@ -1,7 +1,29 @@
 /// What a capture stream records.
 public enum CaptureTarget: Sendable, Equatable {
-    /// The monitor of the default sink: what the machine plays (app audio).
+    /// The monitor of the default sink: what the machine plays (app audio). Follows the
+    /// default sink when it changes.
     case defaultSinkMonitor
-    /// The default source, which must not be a monitor: the microphone.
+    /// The default source, which must not be a monitor: the microphone. Follows the default
+    /// source when it changes.
     case defaultSource
+    /// The monitor of the sink with this name (a `CaptureDevice` of kind `.sink`).
+    case sinkMonitor(named: String)
+    /// The source with this name (a `CaptureDevice` of kind `.source`), never a monitor.
+    case source(named: String)
+
+    /// True for targets that record a sink's monitor (app audio).
+    var recordsASink: Bool {
+        switch self {
+        case .defaultSinkMonitor, .sinkMonitor: true
+        case .defaultSource, .source: false
+        }
+    }
+
+    /// The device name asked for, nil for the default device.
+    var deviceName: String? {
+        switch self {
+        case .defaultSinkMonitor, .defaultSource: nil
+        case .sinkMonitor(let name), .source(let name): name
+        }
+    }
 }

@@ -9,9 +9,7 @@ import Synchronization
 final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private let ring: SampleRing
     private let wake: WakeSignal
-    private var loop: OpaquePointer?
-    private var context: OpaquePointer?
-    private var core: OpaquePointer?
+    private var connection: PipeWireConnection?
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
     // Written on the loop thread with the loop lock held; read with it held.
@@ -26,7 +24,6 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     init(ring: SampleRing, wake: WakeSignal) {
         self.ring = ring
         self.wake = wake
-        PipeWireCapture.initializeLibrary()
         events = .allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
@@ -44,33 +41,21 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         events.deallocate()
     }
 
-    /// Connects to the PipeWire daemon and starts the stream; returns once the server has
-    /// accepted the stream, or throws with the reason.
+    /// Connects to the PipeWire daemon, checks `target` against its devices and starts the
+    /// stream; returns once the server has accepted the stream, or throws with the reason.
     func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
-        precondition(loop == nil, "start called twice")
-        guard let newLoop = pw_thread_loop_new("deskaudio-pipewire", nil) else {
-            throw .outOfResources("cannot create a PipeWire thread loop: \(PipeWireCapture.errnoText())")
-        }
-        loop = newLoop
-        // client-rt.conf loads module-rt: the data thread asks for real-time scheduling
-        // (directly, or through RTKit), as pw-cat does. Without it, a busy machine delays
-        // the process callback past the 10 ms quantum and audio is lost.
-        let contextProperties = pw_properties_new_string("config.name=client-rt.conf")
-        guard let newContext = pw_context_new(pw_thread_loop_get_loop(newLoop), contextProperties, 0) else {
-            stop()
-            throw .outOfResources("cannot create a PipeWire context: \(PipeWireCapture.errnoText())")
-        }
-        context = newContext
-        guard pw_thread_loop_start(newLoop) >= 0 else {
-            stop()
-            throw .outOfResources("cannot start the PipeWire thread loop")
-        }
-        pw_thread_loop_lock(newLoop)
+        precondition(connection == nil, "start called twice")
+        let newConnection = try PipeWireConnection(name: "deskaudio-pipewire", realTime: true)
+        connection = newConnection
+        newConnection.lock()
         do {
-            try connectLocked(target, timeoutMs: timeoutMs)
-            pw_thread_loop_unlock(newLoop)
+            var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
+            let devices = try PipeWireDevices.read(on: newConnection, deadline: &deadline)
+            try PipeWireCapture.check(target, against: devices)
+            try connectLocked(target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs)
+            newConnection.unlock()
         } catch {
-            pw_thread_loop_unlock(newLoop)
+            newConnection.unlock()
             stop()
             throw error
         }
@@ -79,40 +64,52 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     /// Disconnects and frees everything; safe to call more than once. After it returns,
     /// the process callback no longer runs.
     func stop() {
-        if let loop, stream != nil || core != nil {
-            pw_thread_loop_lock(loop)
-            if let stream { pw_stream_destroy(stream) }
-            if let core { pw_core_disconnect(core) }
-            stream = nil
-            core = nil
-            pw_thread_loop_unlock(loop)
+        guard let connection else { return }
+        if let stream {
+            connection.lock()
+            pw_stream_destroy(stream)
+            self.stream = nil
+            connection.unlock()
             listenerStorage = nil
         }
-        if let loop { pw_thread_loop_stop(loop) }
-        if let context { pw_context_destroy(context) }
-        if let loop { pw_thread_loop_destroy(loop) }
-        context = nil
-        loop = nil
+        connection.close()
+        self.connection = nil
     }
 
-    private func connectLocked(_ target: CaptureTarget, timeoutMs: Int) throws(DeskAudioError) {
-        guard let newCore = pw_context_connect(context, nil, 0) else {
-            throw .noServer("no PipeWire daemon answered: \(PipeWireCapture.errnoText())")
+    /// Refuses a target the daemon cannot serve as asked: an unknown device name, a source
+    /// name that is a sink, or a default source that is a sink's monitor.
+    static func check(_ target: CaptureTarget, against server: PipeWireDevices) throws(DeskAudioError) {
+        func device(_ name: String) -> CaptureDevice? { server.devices.first { $0.name == name } }
+        switch target {
+        case .defaultSinkMonitor:
+            break
+        case .defaultSource:
+            if let name = server.defaultSourceName, device(name)?.kind == .sink {
+                throw .streamFailed("the default source \(name) is a sink monitor, not a microphone")
+            }
+        case .sinkMonitor(let name):
+            guard let found = device(name) else { throw .noDevice("PipeWire has no sink named \(name)") }
+            guard found.kind == .sink else { throw .noDevice("\(name) is a source, not a sink") }
+        case .source(let name):
+            guard let found = device(name) else { throw .noDevice("PipeWire has no source named \(name)") }
+            guard found.kind == .source else {
+                throw .noDevice("\(name) is a sink: capture it as app audio, not as a microphone")
+            }
         }
-        core = newCore
+    }
+
+    private func connectLocked(
+        _ target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec, timeoutMs: Int
+    ) throws(DeskAudioError) {
         let properties = pw_properties_new_string(
             "media.type=Audio media.category=Capture media.role=Communication "
                 + "node.latency=480/48000 node.name=deskaudio application.name=DeskAudio")
-        switch target {
-        case .defaultSinkMonitor:
-            // The session manager links us to the default sink's monitor.
-            pw_properties_set(properties, PW_KEY_STREAM_CAPTURE_SINK, "true")
-        case .defaultSource:
-            // An input stream without capture.sink is linked to the default source.
-            break
-        }
-        guard let newStream = pw_stream_new(newCore, "DeskAudio capture", properties) else {
-            throw .outOfResources("cannot create a PipeWire stream: \(PipeWireCapture.errnoText())")
+        // Without capture.sink, an input stream is linked to a source; with it, to a sink's
+        // monitor. Without target.object, the session manager picks the default and follows it.
+        if target.recordsASink { pw_properties_set(properties, PW_KEY_STREAM_CAPTURE_SINK, "true") }
+        if let name = target.deviceName { pw_properties_set(properties, PW_KEY_TARGET_OBJECT, name) }
+        guard let newStream = pw_stream_new(connection.core, "DeskAudio capture", properties) else {
+            throw .outOfResources("cannot create a PipeWire stream: \(PipeWireConnection.errnoText())")
         }
         stream = newStream
         let listener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
@@ -144,13 +141,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         guard result >= 0 else {
             throw .streamFailed("PipeWire refused the capture stream: \(String(cString: strerror(-result)))")
         }
-        var deadline = timespec()
-        pw_thread_loop_get_time(loop, &deadline, Int64(timeoutMs) * 1_000_000)
         while state != PW_STREAM_STATE_PAUSED && state != PW_STREAM_STATE_STREAMING {
             if state == PW_STREAM_STATE_ERROR {
                 throw .streamFailed("PipeWire stream failed: \(streamError ?? "unknown error")")
             }
-            if pw_thread_loop_timed_wait_full(loop, &deadline) != 0 {
+            guard connection.wait(until: &deadline) else {
                 throw .timeout("PipeWire did not accept the capture stream within \(timeoutMs) ms")
             }
         }
@@ -170,7 +165,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         if newState == PW_STREAM_STATE_ERROR {
             streamError = error.map { String(cString: $0) } ?? "unknown error"
         }
-        pw_thread_loop_signal(loop, false)
+        connection?.signal()
     }
 
     // PipeWire's data thread: copy out, wake the worker, give the buffer back.
@@ -190,9 +185,4 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         ring.write(floats)
         wake.signal()
     }
-
-    private static let initializeOnce: Void = { pw_init(nil, nil) }()
-    private static func initializeLibrary() { _ = initializeOnce }
-
-    private static func errnoText() -> String { String(cString: strerror(errno)) }
 }

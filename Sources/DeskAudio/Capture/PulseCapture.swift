@@ -9,13 +9,12 @@ import Synchronization
 final class PulseCapture: CaptureStream, @unchecked Sendable {
     private let ring: SampleRing
     private let wake: WakeSignal
-    private var mainloop: OpaquePointer?
-    private var context: OpaquePointer?
+    private var connection: PulseConnection?
     private var stream: OpaquePointer?
     /// The server's answer to "which device is the target now?".
     private enum Resolution {
         case device(String)
-        case failure(String)
+        case failure(DeskAudioError)
     }
     // Written by callbacks on the main loop thread, read with the main loop lock held.
     private var resolution: Resolution?
@@ -36,102 +35,53 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
 
     /// Connects, resolves the device for `target` through the server, and starts recording.
     func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
-        precondition(mainloop == nil, "start called twice")
-        guard let loop = pa_threaded_mainloop_new() else {
-            throw .outOfResources("cannot create a PulseAudio main loop")
-        }
-        mainloop = loop
-        guard let newContext = pa_context_new(pa_threaded_mainloop_get_api(loop), "DeskAudio") else {
-            stop()
-            throw .outOfResources("cannot create a PulseAudio context")
-        }
-        context = newContext
-        guard pa_threaded_mainloop_start(loop) >= 0 else {
-            stop()
-            throw .outOfResources("cannot start the PulseAudio main loop")
-        }
+        precondition(connection == nil, "start called twice")
         let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
-        pa_threaded_mainloop_lock(loop)
+        let newConnection = try PulseConnection(deadline: deadline)
+        connection = newConnection
+        newConnection.lock()
         do throws(DeskAudioError) {
-            try connectLocked(deadline: deadline)
             self.target = target
             resolveTarget()
-            try waitLocked(until: deadline, what: "the default device") { resolution != nil }
-            if case .failure(let reason) = resolution { throw DeskAudioError.streamFailed(reason) }
+            try newConnection.wait(until: deadline, what: "the capture device") { resolution != nil }
+            if case .failure(let error) = resolution { throw error }
             if case .device(let name) = resolution { device = name }
-            try recordLocked(from: device, deadline: deadline)
-            try followDefaultsLocked()
-            watchForFailureLocked()
-            pa_threaded_mainloop_unlock(loop)
+            try recordLocked(from: device, on: newConnection, deadline: deadline)
+            if target.deviceName == nil { try followDefaultsLocked(on: newConnection) }
+            watchForFailureLocked(on: newConnection)
+            newConnection.unlock()
         } catch {
-            pa_threaded_mainloop_unlock(loop)
+            newConnection.unlock()
             stop()
             throw error
         }
     }
 
     func stop() {
-        guard let loop = mainloop else { return }
-        pa_threaded_mainloop_lock(loop)
+        guard let connection else { return }
         if let stream {
+            connection.lock()
             pa_stream_set_state_callback(stream, nil, nil)
             pa_stream_set_read_callback(stream, nil, nil)
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
+            self.stream = nil
+            connection.unlock()
         }
-        stream = nil
-        if let context {
-            pa_context_set_state_callback(context, nil, nil)
-            pa_context_set_subscribe_callback(context, nil, nil)
-            pa_context_disconnect(context)
-            pa_context_unref(context)
-        }
-        context = nil
-        pa_threaded_mainloop_unlock(loop)
-        pa_threaded_mainloop_stop(loop)
-        pa_threaded_mainloop_free(loop)
-        mainloop = nil
+        connection.close()
+        self.connection = nil
     }
 
-    /// Waits, lock held, until `done` is true or the deadline passes (the lock is released
-    /// while sleeping so callbacks can run).
-    private func waitLocked(until deadline: UInt64, what: String, _ done: () -> Bool) throws(DeskAudioError) {
-        while !done() {
-            guard MonotonicClock.nowNs() < deadline else {
-                throw .timeout("PulseAudio did not answer in time (\(what))")
-            }
-            pa_threaded_mainloop_unlock(mainloop)
-            usleep(5_000)
-            pa_threaded_mainloop_lock(mainloop)
-        }
-    }
-
-    private var contextFailure: String {
-        String(cString: pa_strerror(pa_context_errno(context)))
-    }
-
-    private func connectLocked(deadline: UInt64) throws(DeskAudioError) {
-        guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            throw .noServer("no PulseAudio server answered: \(contextFailure)")
-        }
-        var state = PA_CONTEXT_UNCONNECTED
-        try waitLocked(until: deadline, what: "connecting") {
-            state = pa_context_get_state(context)
-            return state == PA_CONTEXT_READY || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
-        }
-        guard state == PA_CONTEXT_READY else {
-            throw .noServer("no PulseAudio server answered: \(contextFailure)")
-        }
-    }
-
-    private func recordLocked(from device: String, deadline: UInt64) throws(DeskAudioError) {
+    private func recordLocked(
+        from device: String, on connection: PulseConnection, deadline: UInt64
+    ) throws(DeskAudioError) {
         var spec = pa_sample_spec(
             format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
             channels: UInt8(AudioFormat.channels))
         var map = pa_channel_map()
         pa_channel_map_init_stereo(&map)
-        guard let newStream = pa_stream_new(context, "DeskAudio capture", &spec, &map) else {
-            throw .streamFailed("PulseAudio refused the stream: \(contextFailure)")
+        guard let newStream = pa_stream_new(connection.context, "DeskAudio capture", &spec, &map) else {
+            throw .streamFailed("PulseAudio refused the stream: \(connection.failureText)")
         }
         stream = newStream
         pa_stream_set_read_callback(
@@ -144,39 +94,40 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: tenMilliseconds)
         guard pa_stream_connect_record(newStream, device, &attributes, PA_STREAM_ADJUST_LATENCY) >= 0 else {
-            throw .streamFailed("PulseAudio refused to record from \(device): \(contextFailure)")
+            throw .streamFailed("PulseAudio refused to record from \(device): \(connection.failureText)")
         }
         var state = PA_STREAM_UNCONNECTED
-        try waitLocked(until: deadline, what: "record stream") {
+        try connection.wait(until: deadline, what: "record stream") {
             state = pa_stream_get_state(newStream)
             return state == PA_STREAM_READY || state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED
         }
         guard state == PA_STREAM_READY else {
-            throw .streamFailed("PulseAudio could not record from \(device): \(contextFailure)")
+            throw .streamFailed("PulseAudio could not record from \(device): \(connection.failureText)")
         }
     }
 
     /// Subscribes to server changes: when the default sink (or source) changes, the stream
     /// is moved to the new default's monitor (or the new default source).
-    private func followDefaultsLocked() throws(DeskAudioError) {
+    private func followDefaultsLocked(on connection: PulseConnection) throws(DeskAudioError) {
         pa_context_set_subscribe_callback(
-            context,
+            connection.context,
             { _, event, _, userData in
                 let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
                 guard facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue else { return }
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().resolveTarget()
             }, Unmanaged.passUnretained(self).toOpaque())
-        guard let operation = pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil) else {
-            throw .streamFailed("PulseAudio refused change notifications: \(contextFailure)")
+        guard let operation = pa_context_subscribe(connection.context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil)
+        else {
+            throw .streamFailed("PulseAudio refused change notifications: \(connection.failureText)")
         }
         pa_operation_unref(operation)
     }
 
     /// From now on, a context or stream that fails or terminates marks the capture failed.
-    private func watchForFailureLocked() {
+    private func watchForFailureLocked(on connection: PulseConnection) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         pa_context_set_state_callback(
-            context,
+            connection.context,
             { context, userData in
                 let state = pa_context_get_state(context)
                 guard state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED else { return }
@@ -193,56 +144,87 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             }, me)
     }
 
-    /// Asks the server which device the target means now: the default sink's monitor, or
-    /// the default source (never a monitor). The answer lands in `resolution`; a running
-    /// stream moves there if it is another device. Lock held, or on the main loop thread.
+    /// Asks the server which device the target means now: the (default or named) sink's
+    /// monitor, or the (default or named) source, never a monitor. The answer lands in
+    /// `resolution`; a running stream moves there if it is another device. Lock held, or on
+    /// the main loop thread.
     private func resolveTarget() {
+        guard let context = connection?.context else { return }
         resolution = nil
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        switch target {
+        case .sinkMonitor(let name):
+            return lookUpSink(name, on: context)
+        case .source(let name):
+            return lookUpSource(name, on: context)
+        case .defaultSinkMonitor, .defaultSource:
+            break
+        }
         pa_operation_unref(
             pa_context_get_server_info(
                 context,
                 { context, info, userData in
                     let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                    switch capture.target {
-                    case .defaultSinkMonitor:
+                    if capture.target.recordsASink {
                         guard let sink = info?.pointee.default_sink_name else {
-                            return capture.resolved(.failure("the server has no default sink"))
+                            return capture.resolved(.failure(.streamFailed("the server has no default sink")))
                         }
-                        pa_operation_unref(
-                            pa_context_get_sink_info_by_name(
-                                context, sink,
-                                { _, sink, endOfList, userData in
-                                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!)
-                                        .takeUnretainedValue()
-                                    if let monitor = sink?.pointee.monitor_source_name {
-                                        capture.resolved(.device(String(cString: monitor)))
-                                    } else if endOfList < 0 {
-                                        capture.resolved(.failure("the default sink has no monitor source"))
-                                    }
-                                }, userData))
-                    case .defaultSource:
+                        capture.lookUpSink(String(cString: sink), on: context)
+                    } else {
                         guard let source = info?.pointee.default_source_name else {
-                            return capture.resolved(.failure("the server has no default source"))
+                            return capture.resolved(.failure(.streamFailed("the server has no default source")))
                         }
-                        pa_operation_unref(
-                            pa_context_get_source_info_by_name(
-                                context, source,
-                                { _, source, endOfList, userData in
-                                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!)
-                                        .takeUnretainedValue()
-                                    if let source, source.pointee.monitor_of_sink != UInt32.max {
-                                        capture.resolved(
-                                            .failure(
-                                                "the default source \(String(cString: source.pointee.name)) "
-                                                    + "is a sink monitor, not a microphone"))
-                                    } else if let source {
-                                        capture.resolved(.device(String(cString: source.pointee.name)))
-                                    } else if endOfList < 0 {
-                                        capture.resolved(.failure("the default source is gone"))
-                                    }
-                                }, userData))
+                        capture.lookUpSource(String(cString: source), on: context)
+                    }
+                }, me))
+    }
+
+    /// Resolves to the monitor of the sink `name`.
+    private func lookUpSink(_ name: String, on context: OpaquePointer?) {
+        requestedName = name
+        pa_operation_unref(
+            pa_context_get_sink_info_by_name(
+                context, name,
+                { _, sink, endOfList, userData in
+                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                    if let monitor = sink?.pointee.monitor_source_name {
+                        capture.resolved(.device(String(cString: monitor)))
+                    } else if endOfList < 0 {
+                        capture.resolved(.failure(.noDevice(capture.missingDevice("sink"))))
                     }
                 }, Unmanaged.passUnretained(self).toOpaque()))
+    }
+
+    /// Resolves to the source `name`, refused when it is a monitor.
+    private func lookUpSource(_ name: String, on context: OpaquePointer?) {
+        requestedName = name
+        pa_operation_unref(
+            pa_context_get_source_info_by_name(
+                context, name,
+                { _, source, endOfList, userData in
+                    let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                    if let source, source.pointee.monitor_of_sink != UInt32.max {
+                        capture.resolved(.failure(capture.monitorRefused(String(cString: source.pointee.name))))
+                    } else if let source {
+                        capture.resolved(.device(String(cString: source.pointee.name)))
+                    } else if endOfList < 0 {
+                        capture.resolved(.failure(.noDevice(capture.missingDevice("source"))))
+                    }
+                }, Unmanaged.passUnretained(self).toOpaque()))
+    }
+
+    // The device name last looked up, for messages. Main loop thread or lock held.
+    private var requestedName = ""
+
+    private func missingDevice(_ kind: String) -> String {
+        target.deviceName == nil
+            ? "the default \(kind) \(requestedName) is gone" : "PulseAudio has no \(kind) named \(requestedName)"
+    }
+
+    private func monitorRefused(_ name: String) -> DeskAudioError {
+        target.deviceName == nil
+            ? .streamFailed("the default source \(name) is a sink monitor, not a microphone")
+            : .noDevice("\(name) is a sink monitor: capture its sink as app audio, not as a microphone")
     }
 
     // Main loop thread (or lock held, during start, when there is no stream yet).
@@ -251,7 +233,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         guard case .device(let newDevice) = answer, newDevice != device, let stream else { return }
         device = newDevice
         pa_operation_unref(
-            pa_context_move_source_output_by_name(context, pa_stream_get_index(stream), newDevice, nil, nil))
+            pa_context_move_source_output_by_name(
+                connection?.context, pa_stream_get_index(stream), newDevice, nil, nil))
     }
 
     // Main loop thread: copy everything readable into the ring, wake the worker.

@@ -22,6 +22,9 @@ public final class AudioService: @unchecked Sendable {
     private var stoppedAtNs: UInt64?
     private var requestedBackend: AudioBackend?
     private var backendInUse: AudioBackend?
+    // The devices asked for by name; nil follows the default.
+    private var appDevice: String?
+    private var micDevice: String?
     // Reopens streams whose server went away; never waits for the control lock.
     private var supervisor: pthread_t?
     private let supervisorStop = Atomic<Bool>(false)
@@ -54,11 +57,10 @@ public final class AudioService: @unchecked Sendable {
         let startMic = mic && micStream == nil
         if startApp || startMic {
             let worker = try runningWorker()
-            var backend = backendInUse ?? requestedBackend
-            if backend == nil { backend = try AudioBackend.fromEnvironment() }
+            let backend = try chosenBackend()
             do throws(DeskAudioError) {
-                if startApp { appStream = try open(.defaultSinkMonitor, ring: appRing, backend: backend) }
-                if startMic { micStream = try open(.defaultSource, ring: micRing, backend: backend) }
+                if startApp { appStream = try open(appTarget, ring: appRing, backend: backend) }
+                if startMic { micStream = try open(micTarget, ring: micRing, backend: backend) }
             } catch {
                 if startApp { stop(source: CaptureWorker.appBit) }
                 if startMic { stop(source: CaptureWorker.micBit) }
@@ -72,6 +74,44 @@ public final class AudioService: @unchecked Sendable {
         if !app { stop(source: CaptureWorker.appBit) }
         if !mic { stop(source: CaptureWorker.micBit) }
         if !app && !mic { stopAll() }
+    }
+
+    /// The capture devices of the server the backend choice picks (the one in use while
+    /// capturing): every sink, whose monitor is app audio, and every source that is not a
+    /// monitor. Blocks up to 3 s for the server.
+    public func devices() throws(DeskAudioError) -> [CaptureDevice] {
+        pthread_mutex_lock(control)
+        let backend = Result { () throws(DeskAudioError) in try chosenBackend() }
+        pthread_mutex_unlock(control)
+        return try AudioBackend.run(on: try backend.get()) { backend throws(DeskAudioError) in
+            try CaptureDevice.list(on: backend)
+        }
+    }
+
+    /// Captures app audio from the monitor of the sink `name` (nil: the default sink,
+    /// followed when it changes), or the microphone from the source `name` (nil: the
+    /// default source). The name is checked against the server now. A source that is
+    /// capturing moves to the device at once; if that fails, it stops and this throws.
+    /// Not callable from inside the frame handler.
+    public func setDevice(_ name: String?, forMic mic: Bool) throws(DeskAudioError) {
+        if delivery.isDeliveringThread {
+            throw .wrongThread("a capture device cannot be chosen from inside the audio callback")
+        }
+        if let name {
+            let kind: CaptureDevice.Kind = mic ? .source : .sink
+            guard try devices().contains(where: { $0.name == name && $0.kind == kind }) else {
+                throw .noDevice("the audio server has no \(mic ? "source" : "sink") named \(name)")
+            }
+        }
+        pthread_mutex_lock(control)
+        defer { pthread_mutex_unlock(control) }
+        if mic { micDevice = name } else { appDevice = name }
+        let bit = mic ? CaptureWorker.micBit : CaptureWorker.appBit
+        guard let worker, (mic ? micStream : appStream) != nil else { return }
+        stop(source: bit)
+        let stream = try open(mic ? micTarget : appTarget, ring: mic ? micRing : appRing, backend: backendInUse)
+        if mic { micStream = stream } else { appStream = stream }
+        worker.activeSources.bitwiseOr(bit, ordering: .releasing)
     }
 
     /// The backend capture uses now, nil while stopped.
@@ -101,6 +141,15 @@ public final class AudioService: @unchecked Sendable {
         pthread_mutex_lock(control)
         defer { pthread_mutex_unlock(control) }
         return try preparedPipeline().encoder.lookahead
+    }
+
+    private var appTarget: CaptureTarget { appDevice.map { .sinkMonitor(named: $0) } ?? .defaultSinkMonitor }
+    private var micTarget: CaptureTarget { micDevice.map { .source(named: $0) } ?? .defaultSource }
+
+    // Control lock held. The backend in use, else the one asked for, else DESKAUDIO_BACKEND's.
+    private func chosenBackend() throws(DeskAudioError) -> AudioBackend? {
+        if let backend = backendInUse ?? requestedBackend { return backend }
+        return try AudioBackend.fromEnvironment()
     }
 
     private func preparedPipeline() throws(DeskAudioError) -> FramePipeline {
@@ -141,10 +190,8 @@ public final class AudioService: @unchecked Sendable {
         while !supervisorStop.load(ordering: .acquiring) {
             supervisorWake.wait(milliseconds: 200)
             guard pthread_mutex_trylock(control) == 0 else { continue }
-            reopenIfFailed(
-                &appStream, .defaultSinkMonitor, ring: appRing, bit: CaptureWorker.appBit, retry: &appRetry)
-            reopenIfFailed(
-                &micStream, .defaultSource, ring: micRing, bit: CaptureWorker.micBit, retry: &micRetry)
+            reopenIfFailed(&appStream, appTarget, ring: appRing, bit: CaptureWorker.appBit, retry: &appRetry)
+            reopenIfFailed(&micStream, micTarget, ring: micRing, bit: CaptureWorker.micBit, retry: &micRetry)
             pthread_mutex_unlock(control)
         }
     }
@@ -179,23 +226,10 @@ public final class AudioService: @unchecked Sendable {
         _ target: CaptureTarget, ring: SampleRing, backend: AudioBackend?
     ) throws(DeskAudioError) -> CaptureStream {
         ring.discardAll()
-        switch backend {
-        case .pipewire:
-            return try openPipeWire(target, ring: ring)
-        case .pulse:
-            return try openPulse(target, ring: ring)
-        case nil:
-            do throws(DeskAudioError) {
-                return try openPipeWire(target, ring: ring)
-            } catch {
-                guard case .noServer(let pipewireReason) = error else { throw error }
-                do throws(DeskAudioError) {
-                    return try openPulse(target, ring: ring)
-                } catch {
-                    guard case .noServer(let pulseReason) = error else { throw error }
-                    throw .noServer(
-                        "neither PipeWire nor PulseAudio answered (\(pipewireReason); \(pulseReason))")
-                }
+        return try AudioBackend.run(on: backend) { backend throws(DeskAudioError) in
+            switch backend {
+            case .pipewire: try openPipeWire(target, ring: ring)
+            case .pulse: try openPulse(target, ring: ring)
             }
         }
     }

@@ -6,6 +6,8 @@ public enum DeskAudioError: Error, Equatable, Sendable {
     case noServer(String)
     /// The audio server refused or dropped the capture stream.
     case streamFailed(String)
+    /// No device of that name (or of that kind) exists on the audio server.
+    case noDevice(String)
     /// The server did not answer in time.
     case timeout(String)
     /// libopus reported an error.
@@ -20,7 +22,7 @@ public enum DeskAudioError: Error, Equatable, Sendable {
     /// A message that says what failed and why.
     public var message: String {
         switch self {
-        case .invalidArgument(let text), .noServer(let text), .streamFailed(let text),
+        case .invalidArgument(let text), .noServer(let text), .streamFailed(let text), .noDevice(let text),
             .timeout(let text), .encoderFailed(let text), .notSupported(let text),
             .wrongThread(let text), .outOfResources(let text):
             text

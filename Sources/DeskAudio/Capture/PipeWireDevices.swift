@@ -1,0 +1,162 @@
+import CPipeWire
+import DeskAudioShim
+import Glibc
+
+/// What a PipeWire daemon has to capture from, read once: the registry's `Audio/Sink` and
+/// `Audio/Source*` nodes, and the defaults from the session manager's "default" metadata
+/// (`default.audio.sink`, `default.audio.source`).
+struct PipeWireDevices {
+    /// Sinks and sources, defaults marked.
+    var devices: [CaptureDevice] = []
+    /// The node named by `default.audio.sink`, if any.
+    var defaultSinkName: String?
+    /// The node named by `default.audio.source`, if any; it may be a sink (its monitor).
+    var defaultSourceName: String?
+
+    /// Reads them on `connection`, lock held, within `deadline`.
+    static func read(on connection: PipeWireConnection, deadline: inout timespec) throws(DeskAudioError)
+        -> PipeWireDevices
+    {
+        let reader = PipeWireDeviceReader(connection: connection)
+        defer { reader.finish() }
+        try reader.run(deadline: &deadline)
+        return reader.result
+    }
+
+    /// The name inside a metadata value such as `{"name":"alsa_output.pci"}`.
+    static func name(inMetadataValue value: UnsafePointer<CChar>) -> String? {
+        var outer = spa_json()
+        var object = spa_json()
+        spa_json_init(&outer, value, strlen(value))
+        guard spa_json_enter_object(&outer, &object) > 0 else { return nil }
+        var key = [CChar](repeating: 0, count: 64)
+        var text = [CChar](repeating: 0, count: 1024)
+        while spa_json_get_string(&object, &key, Int32(key.count)) > 0 {
+            if key.withUnsafeBufferPointer({ strcmp($0.baseAddress!, "name") == 0 }) {
+                guard spa_json_get_string(&object, &text, Int32(text.count)) > 0 else { return nil }
+                return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            }
+            var skipped: UnsafePointer<CChar>?
+            guard spa_json_next(&object, &skipped) > 0 else { return nil }
+        }
+        return nil
+    }
+}
+
+/// The registry and metadata listeners behind `PipeWireDevices.read`. Loop thread or lock held.
+private final class PipeWireDeviceReader {
+    private struct Node {
+        var name: String
+        var description: String
+        var mediaClass: String
+    }
+
+    private let connection: PipeWireConnection
+    private var registry: OpaquePointer?
+    private var metadata: OpaquePointer?
+    private let registryEvents = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
+    private let registryListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private let metadataEvents = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
+    private let metadataListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private var nodes: [Node] = []
+    private var defaultSink: String?
+    private var defaultSource: String?
+
+    init(connection: PipeWireConnection) {
+        self.connection = connection
+        registryEvents.initialize(to: pw_registry_events())
+        registryEvents.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        registryEvents.pointee.global = { data, id, _, type, _, properties in
+            guard let type, let properties else { return }
+            Unmanaged<PipeWireDeviceReader>.fromOpaque(data!).takeUnretainedValue()
+                .global(id: id, type: String(cString: type), properties: properties)
+        }
+        registryListener.initialize(to: spa_hook())
+        metadataEvents.initialize(to: pw_metadata_events())
+        metadataEvents.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
+        metadataEvents.pointee.property = { data, _, key, _, value in
+            guard let key, let value else { return 0 }
+            let reader = Unmanaged<PipeWireDeviceReader>.fromOpaque(data!).takeUnretainedValue()
+            switch String(cString: key) {
+            case "default.audio.sink": reader.defaultSink = PipeWireDevices.name(inMetadataValue: value)
+            case "default.audio.source": reader.defaultSource = PipeWireDevices.name(inMetadataValue: value)
+            default: break
+            }
+            return 0
+        }
+        metadataListener.initialize(to: spa_hook())
+    }
+
+    deinit {
+        registryEvents.deallocate()
+        registryListener.deallocate()
+        metadataEvents.deallocate()
+        metadataListener.deallocate()
+    }
+
+    /// Lock held: every global arrives by the first round trip, the metadata's properties
+    /// (bound while globals arrive) by the second.
+    func run(deadline: inout timespec) throws(DeskAudioError) {
+        guard let newRegistry = pw_core_get_registry(connection.core, UInt32(PW_VERSION_REGISTRY), 0) else {
+            throw .outOfResources("cannot get the PipeWire registry: \(PipeWireConnection.errnoText())")
+        }
+        registry = newRegistry
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        deskaudio_shim_registry_add_listener(newRegistry, registryListener, registryEvents, me)
+        try connection.roundTrip(deadline: &deadline, what: "listing devices")
+        try connection.roundTrip(deadline: &deadline, what: "reading the default devices")
+    }
+
+    /// Lock held: removes the listeners and destroys the proxies.
+    func finish() {
+        if let metadata {
+            spa_hook_remove(metadataListener)
+            pw_proxy_destroy(metadata)
+        }
+        if let registry {
+            spa_hook_remove(registryListener)
+            pw_proxy_destroy(registry)
+        }
+        metadata = nil
+        registry = nil
+    }
+
+    var result: PipeWireDevices {
+        var devices = PipeWireDevices(defaultSinkName: defaultSink, defaultSourceName: defaultSource)
+        for node in nodes {
+            if node.mediaClass == "Audio/Sink" {
+                devices.devices.append(
+                    CaptureDevice(
+                        kind: .sink, name: node.name, description: node.description,
+                        isDefault: node.name == defaultSink))
+            } else if node.mediaClass.hasPrefix("Audio/Source") {
+                devices.devices.append(
+                    CaptureDevice(
+                        kind: .source, name: node.name, description: node.description,
+                        isDefault: node.name == defaultSource))
+            }
+        }
+        return devices
+    }
+
+    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
+        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+        switch type {
+        case "PipeWire:Interface:Node":
+            guard let name = property(PW_KEY_NODE_NAME), let mediaClass = property(PW_KEY_MEDIA_CLASS) else {
+                return
+            }
+            nodes.append(
+                Node(name: name, description: property(PW_KEY_NODE_DESCRIPTION) ?? name, mediaClass: mediaClass))
+        case "PipeWire:Interface:Metadata":
+            guard metadata == nil, property(PW_KEY_METADATA_NAME) == "default",
+                let bound = pw_registry_bind(registry, id, type, UInt32(PW_VERSION_METADATA), 0)
+            else { return }
+            metadata = OpaquePointer(bound)
+            deskaudio_shim_metadata_add_listener(
+                metadata, metadataListener, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+        default:
+            break
+        }
+    }
+}

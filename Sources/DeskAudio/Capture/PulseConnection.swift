@@ -1,0 +1,94 @@
+import CPulse
+import Glibc
+
+/// A connection to a PulseAudio server (or pipewire-pulse) through libpulse's asynchronous
+/// API, served by its own `pa_threaded_mainloop`: what a capture stream and a device query
+/// both start from. Callers take the main loop lock (`lock()`) around every libpulse call.
+final class PulseConnection {
+    /// The main loop; its lock guards the context and everything made on it.
+    let mainloop: OpaquePointer
+    /// The connected context.
+    let context: OpaquePointer
+    private var closed = false
+
+    /// Connects, waiting at most until `deadline` (CLOCK_MONOTONIC ns). Never spawns a server.
+    init(deadline: UInt64) throws(DeskAudioError) {
+        guard let loop = pa_threaded_mainloop_new() else {
+            throw .outOfResources("cannot create a PulseAudio main loop")
+        }
+        guard let newContext = pa_context_new(pa_threaded_mainloop_get_api(loop), "DeskAudio") else {
+            pa_threaded_mainloop_free(loop)
+            throw .outOfResources("cannot create a PulseAudio context")
+        }
+        mainloop = loop
+        context = newContext
+        guard pa_threaded_mainloop_start(loop) >= 0 else {
+            close()
+            throw .outOfResources("cannot start the PulseAudio main loop")
+        }
+        lock()
+        do throws(DeskAudioError) {
+            guard pa_context_connect(newContext, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+                throw .noServer("no PulseAudio server answered: \(failureText)")
+            }
+            var state = PA_CONTEXT_UNCONNECTED
+            try wait(until: deadline, what: "connecting") {
+                state = pa_context_get_state(newContext)
+                return state == PA_CONTEXT_READY || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
+            }
+            guard state == PA_CONTEXT_READY else {
+                throw .noServer("no PulseAudio server answered: \(failureText)")
+            }
+            unlock()
+        } catch {
+            unlock()
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Takes the main loop lock.
+    func lock() { pa_threaded_mainloop_lock(mainloop) }
+    /// Releases the main loop lock.
+    func unlock() { pa_threaded_mainloop_unlock(mainloop) }
+
+    /// The context's last error, for messages.
+    var failureText: String { String(cString: pa_strerror(pa_context_errno(context))) }
+
+    /// Lock held: waits until `done` is true or the deadline passes (the lock is released
+    /// while sleeping, so callbacks can run).
+    func wait(until deadline: UInt64, what: String, _ done: () -> Bool) throws(DeskAudioError) {
+        while !done() {
+            guard MonotonicClock.nowNs() < deadline else {
+                throw .timeout("PulseAudio did not answer in time (\(what))")
+            }
+            unlock()
+            usleep(5_000)
+            lock()
+        }
+    }
+
+    /// Lock held: waits until `operation` (which this call releases) has completed.
+    func complete(_ operation: OpaquePointer?, until deadline: UInt64, what: String) throws(DeskAudioError) {
+        guard let operation else { throw .streamFailed("PulseAudio refused \(what): \(failureText)") }
+        defer { pa_operation_unref(operation) }
+        try wait(until: deadline, what: what) { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }
+    }
+
+    /// Disconnects and frees everything; safe to call more than once. Streams made on the
+    /// context must be disconnected first, lock held.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        lock()
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_set_subscribe_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        unlock()
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+}
