@@ -47,7 +47,12 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             if case .failure(let error) = resolution { throw error }
             if case .device(let name) = resolution { device = name }
             try recordLocked(from: device, on: newConnection, deadline: deadline)
-            if target.deviceName == nil { try followDefaultsLocked(on: newConnection) }
+            if target.deviceName == nil {
+                try followDefaultsLocked(on: newConnection)
+                // A default that changed between the first answer and the subscription sent
+                // no event we could hear: ask once more, now that changes are heard.
+                resolveTarget()
+            }
             watchForFailureLocked(on: newConnection)
             newConnection.unlock()
         } catch {
