@@ -26,13 +26,17 @@ let package = Package(
             dependencies: ["COpus", "CPipeWire", "CPulse", "DeskAudioShim"]
         ),
 
+        // The C ABI's structs, in C so the C compiler fixes their layout.
+        .target(name: "DeskAudioCTypes"),
+
         // The thin C ABI layer: converts and validates, holds no audio logic.
-        .target(name: "DeskAudioC", dependencies: ["DeskAudio"]),
+        .target(name: "DeskAudioC", dependencies: ["DeskAudio", "DeskAudioCTypes"]),
 
         .executableTarget(name: "deskaudio-header"),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["DeskAudioC", "DeskAudio", "TestSupport"]),
+        .testTarget(
+            name: "IntegrationTests", dependencies: ["DeskAudioC", "DeskAudioCTypes", "DeskAudio", "TestSupport"]),
     ]
 )

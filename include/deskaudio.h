@@ -33,6 +33,12 @@
 extern "C" {
 #endif
 
+/**
+ * Samples per channel of output that always suffice for deskaudio_decoder_decode(): one
+ * frame plus the longest concealment (100 ms).
+ */
+#define DESKAUDIO_DECODER_MAX_SAMPLES 5280
+
 /** Kinds of capture device, as deskaudio_list_devices() reports them. */
 typedef enum deskaudio_device_kind {
     /** An output (sink): capturing it records what is played to it, as app audio. */
@@ -40,6 +46,16 @@ typedef enum deskaudio_device_kind {
     /** An input (source) that is not a monitor: a microphone. */
     DESKAUDIO_DEVICE_SOURCE = 2,
 } deskaudio_device_kind;
+
+/** Bits of deskaudio_frame_info.flags. */
+typedef enum deskaudio_frame_flag {
+    /** The first frame sent after the sender held frames back (silence, a capture restart). */
+    DESKAUDIO_FRAME_AFTER_GAP = 1,
+    /** App audio (what the machine plays) is in the frame. */
+    DESKAUDIO_FRAME_APP = 2,
+    /** Microphone audio is in the frame. */
+    DESKAUDIO_FRAME_MIC = 4,
+} deskaudio_frame_flag;
 
 /**
  * Result codes of the DeskAudio C API: 0 is success, every failure is negative.
@@ -67,7 +83,63 @@ typedef enum deskaudio_status {
     DESKAUDIO_ERROR_OUT_OF_RESOURCES = -8,
     /** No capture device of that name (or of that kind) exists on the audio server. */
     DESKAUDIO_ERROR_NO_DEVICE = -9,
+    /** AudioFrame bytes: fewer than the header, or than its payload length says. */
+    DESKAUDIO_ERROR_FRAME_TRUNCATED = -10,
+    /** AudioFrame bytes: more than header plus payload, or a payload over 1275 bytes. */
+    DESKAUDIO_ERROR_FRAME_OVERSIZED = -11,
+    /** AudioFrame bytes: the first four bytes are not "DAFR". */
+    DESKAUDIO_ERROR_FRAME_MAGIC = -12,
+    /** AudioFrame bytes: a layout version this library does not read. */
+    DESKAUDIO_ERROR_FRAME_VERSION = -13,
+    /** AudioFrame bytes: a header field with a value the version does not allow. */
+    DESKAUDIO_ERROR_FRAME_FIELD = -14,
 } deskaudio_status;
+
+/**
+ * One AudioFrame's header fields, as deskaudio_parse_frame() reads them
+ * (docs/wire-format.md), and where its Opus packet is.
+ */
+typedef struct deskaudio_frame_info {
+    /** 48 kHz sample index of the frame's first sample; it runs on through gated silence. */
+    uint64_t sample_clock;
+    /** CLOCK_MONOTONIC time (ns), on the sender, at which the first sample was captured. */
+    uint64_t capture_time_ns;
+    /** The Opus packet: points into the bytes that were parsed, valid as long as they are. */
+    const uint8_t *payload;
+    /** Frames sent before this one (wraps at 2^32): a hole means loss in transit. */
+    uint32_t sequence;
+    /** Sample rate of the encoded audio, Hz (48000). */
+    uint32_t sample_rate;
+    /** Bytes of Opus packet at `payload`. */
+    uint32_t payload_length;
+    /** Samples per channel the payload decodes to (480). */
+    uint16_t frame_samples;
+    /** Layout version (1). */
+    uint8_t version;
+    /** DESKAUDIO_FRAME_* bits. */
+    uint8_t flags;
+    /** Channels of the encoded audio (1 or 2). */
+    uint8_t channels;
+    /** Codec of the payload (1 = Opus). */
+    uint8_t codec;
+} deskaudio_frame_info;
+
+/** A decoder's running counts (deskaudio_decoder_get_stats()). */
+typedef struct deskaudio_decoder_stats {
+    /** Frames decoded. */
+    uint64_t frames_decoded;
+    /** Frames lost in transit (holes in the sequence). */
+    uint64_t frames_lost;
+    /**
+     * Lost frames replaced by concealment (in-band FEC, else Opus PLC); holes longer than
+     * 100 ms are not concealed.
+     */
+    uint64_t frames_concealed;
+    /** Frames that came after a later one, or twice: dropped. */
+    uint64_t frames_late;
+    /** Frames flagged DESKAUDIO_FRAME_AFTER_GAP (the sender was silent; nothing concealed). */
+    uint64_t gaps;
+} deskaudio_decoder_stats;
 
 /**
  * Called with each AudioFrame (docs/wire-format.md): `frame` points to `len` bytes that
@@ -82,6 +154,12 @@ typedef void (*deskaudio_frame_callback)(const uint8_t *frame, size_t len, void 
  * or default source. The strings are valid only during the call.
  */
 typedef void (*deskaudio_device_callback)(int32_t kind, const char *name, const char *description, bool is_default, void *user_data);
+
+/**
+ * A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out,
+ * frames lost in transit concealed. Use it from one thread at a time.
+ */
+typedef struct deskaudio_decoder deskaudio_decoder;
 
 /**
  * Starts, changes or stops capture so that exactly the requested sources are captured:
@@ -175,6 +253,38 @@ const char *deskaudio_strerror(int32_t code);
  * failing DeskAudio call on the same thread; the library owns it.
  */
 const char *deskaudio_last_error(void);
+
+/**
+ * Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*
+ * code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers); `info`
+ * is written only on success. Any thread.
+ */
+int32_t deskaudio_parse_frame(const uint8_t *bytes, size_t len, deskaudio_frame_info *info);
+
+/**
+ * Creates a decoder; NULL on failure (deskaudio_last_error() says why). Free it with
+ * deskaudio_decoder_destroy().
+ */
+deskaudio_decoder *deskaudio_decoder_create(void);
+
+/** Frees a decoder; NULL is ignored. */
+void deskaudio_decoder_destroy(deskaudio_decoder *decoder);
+
+/**
+ * Decodes one AudioFrame into `pcm` (interleaved stereo float, 48 kHz), which holds
+ * `max_samples` samples per channel. Returns the samples per channel written: first the
+ * concealment of frames lost just before this one, if any, then the frame (480); 0 for a
+ * late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code
+ * for bad bytes; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or room for less than
+ * the frame). With DESKAUDIO_DECODER_MAX_SAMPLES of room nothing is ever cut short.
+ */
+int32_t deskaudio_decoder_decode(deskaudio_decoder *decoder, const uint8_t *frame, size_t len, float *pcm, size_t max_samples);
+
+/**
+ * Copies a decoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for NULL pointers.
+ */
+int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats);
 
 #ifdef __cplusplus
 }

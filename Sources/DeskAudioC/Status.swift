@@ -24,6 +24,16 @@ public enum deskaudio_status: Int32 {
     case DESKAUDIO_ERROR_OUT_OF_RESOURCES = -8
     /// No capture device of that name (or of that kind) exists on the audio server.
     case DESKAUDIO_ERROR_NO_DEVICE = -9
+    /// AudioFrame bytes: fewer than the header, or than its payload length says.
+    case DESKAUDIO_ERROR_FRAME_TRUNCATED = -10
+    /// AudioFrame bytes: more than header plus payload, or a payload over 1275 bytes.
+    case DESKAUDIO_ERROR_FRAME_OVERSIZED = -11
+    /// AudioFrame bytes: the first four bytes are not "DAFR".
+    case DESKAUDIO_ERROR_FRAME_MAGIC = -12
+    /// AudioFrame bytes: a layout version this library does not read.
+    case DESKAUDIO_ERROR_FRAME_VERSION = -13
+    /// AudioFrame bytes: a header field with a value the version does not allow.
+    case DESKAUDIO_ERROR_FRAME_FIELD = -14
 }
 
 extension deskaudio_status {
@@ -38,6 +48,11 @@ extension deskaudio_status {
         case .wrongThread: self = .DESKAUDIO_ERROR_WRONG_THREAD
         case .outOfResources: self = .DESKAUDIO_ERROR_OUT_OF_RESOURCES
         case .noDevice: self = .DESKAUDIO_ERROR_NO_DEVICE
+        case .invalidFrame(.truncated): self = .DESKAUDIO_ERROR_FRAME_TRUNCATED
+        case .invalidFrame(.oversized): self = .DESKAUDIO_ERROR_FRAME_OVERSIZED
+        case .invalidFrame(.wrongMagic): self = .DESKAUDIO_ERROR_FRAME_MAGIC
+        case .invalidFrame(.unknownVersion): self = .DESKAUDIO_ERROR_FRAME_VERSION
+        case .invalidFrame(.invalidField): self = .DESKAUDIO_ERROR_FRAME_FIELD
         }
     }
 
@@ -54,6 +69,11 @@ extension deskaudio_status {
         case .DESKAUDIO_ERROR_WRONG_THREAD: "not callable from the audio callback"
         case .DESKAUDIO_ERROR_OUT_OF_RESOURCES: "out of resources"
         case .DESKAUDIO_ERROR_NO_DEVICE: "no such capture device"
+        case .DESKAUDIO_ERROR_FRAME_TRUNCATED: "AudioFrame truncated"
+        case .DESKAUDIO_ERROR_FRAME_OVERSIZED: "AudioFrame oversized"
+        case .DESKAUDIO_ERROR_FRAME_MAGIC: "not an AudioFrame"
+        case .DESKAUDIO_ERROR_FRAME_VERSION: "unknown AudioFrame version"
+        case .DESKAUDIO_ERROR_FRAME_FIELD: "invalid AudioFrame field"
         }
     }
 }

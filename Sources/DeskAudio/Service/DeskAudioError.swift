@@ -18,6 +18,8 @@ public enum DeskAudioError: Error, Equatable, Sendable {
     case wrongThread(String)
     /// A resource (memory, a thread) could not be had.
     case outOfResources(String)
+    /// Bytes that are not a valid AudioFrame.
+    case invalidFrame(AudioFrameParser.ParseError)
 
     /// A message that says what failed and why.
     public var message: String {
@@ -26,6 +28,8 @@ public enum DeskAudioError: Error, Equatable, Sendable {
             .timeout(let text), .encoderFailed(let text), .notSupported(let text),
             .wrongThread(let text), .outOfResources(let text):
             text
+        case .invalidFrame(let error):
+            error.message
         }
     }
 }

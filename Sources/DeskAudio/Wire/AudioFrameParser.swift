@@ -12,6 +12,17 @@ public enum AudioFrameParser {
         case unknownVersion(UInt8)
         /// A header field with a value version 1 does not allow.
         case invalidField(String)
+
+        /// What is wrong, for people.
+        public var message: String {
+            switch self {
+            case .truncated(let have, let need): "AudioFrame truncated: \(have) bytes, \(need) needed"
+            case .oversized(let have, let limit): "AudioFrame oversized: \(have) bytes, at most \(limit)"
+            case .wrongMagic: "not an AudioFrame: the first bytes are not \"DAFR\""
+            case .unknownVersion(let version): "AudioFrame version \(version) is not one this library reads (1)"
+            case .invalidField(let text): "AudioFrame field invalid: \(text)"
+            }
+        }
     }
 
     /// A parsed frame: its header and the Opus packet inside `bytes`.

@@ -1,0 +1,103 @@
+import DeskAudio
+import DeskAudioCTypes
+import Glibc
+
+
+/// Bits of deskaudio_frame_info.flags.
+public enum deskaudio_frame_flag: Int32 {
+    /// The first frame sent after the sender held frames back (silence, a capture restart).
+    case DESKAUDIO_FRAME_AFTER_GAP = 1
+    /// App audio (what the machine plays) is in the frame.
+    case DESKAUDIO_FRAME_APP = 2
+    /// Microphone audio is in the frame.
+    case DESKAUDIO_FRAME_MIC = 4
+}
+
+/// Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*
+/// code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers); `info`
+/// is written only on success. Any thread.
+@_cdecl("deskaudio_parse_frame")
+public func deskaudio_parse_frame(
+    _ bytes: UnsafePointer<UInt8>?, _ len: size_t, _ info: UnsafeMutablePointer<deskaudio_frame_info>?
+) -> Int32 {
+    guard let bytes, let info else { return invalidArgument("deskaudio_parse_frame: bytes or info is NULL") }
+    return status { () throws(DeskAudioError) in
+        let frame: AudioFrameParser.Frame
+        do throws(AudioFrameParser.ParseError) {
+            frame = try AudioFrameParser.parse(UnsafeRawBufferPointer(start: bytes, count: len))
+        } catch {
+            throw .invalidFrame(error)
+        }
+        let header = frame.header
+        info.pointee = deskaudio_frame_info(
+            sample_clock: header.sampleClock, capture_time_ns: header.captureTimeNs,
+            payload: frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), sequence: header.sequence,
+            sample_rate: header.sampleRate, payload_length: UInt32(frame.payload.count),
+            frame_samples: header.frameSamples, version: AudioFrameHeader.currentVersion,
+            flags: header.flags.rawValue, channels: header.channels, codec: header.codec)
+    }
+}
+
+/// A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out,
+/// frames lost in transit concealed. Use it from one thread at a time.
+public typealias deskaudio_decoder = OpaquePointer
+
+
+/// Samples per channel of output that always suffice for deskaudio_decoder_decode(): one
+/// frame plus the longest concealment (100 ms).
+public let DESKAUDIO_DECODER_MAX_SAMPLES: Int32 = 5280
+
+/// Creates a decoder; NULL on failure (deskaudio_last_error() says why). Free it with
+/// deskaudio_decoder_destroy().
+@_cdecl("deskaudio_decoder_create")
+public func deskaudio_decoder_create() -> deskaudio_decoder? {
+    var created: FrameReceiver?
+    _ = status { () throws(DeskAudioError) in created = try FrameReceiver() }
+    return created.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
+}
+
+/// Frees a decoder; NULL is ignored.
+@_cdecl("deskaudio_decoder_destroy")
+public func deskaudio_decoder_destroy(_ decoder: deskaudio_decoder?) {
+    guard let decoder else { return }
+    Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).release()
+}
+
+/// Decodes one AudioFrame into `pcm` (interleaved stereo float, 48 kHz), which holds
+/// `max_samples` samples per channel. Returns the samples per channel written: first the
+/// concealment of frames lost just before this one, if any, then the frame (480); 0 for a
+/// late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code
+/// for bad bytes; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or room for less than
+/// the frame). With DESKAUDIO_DECODER_MAX_SAMPLES of room nothing is ever cut short.
+@_cdecl("deskaudio_decoder_decode")
+public func deskaudio_decoder_decode(
+    _ decoder: deskaudio_decoder?, _ frame: UnsafePointer<UInt8>?, _ len: size_t, _ pcm: UnsafeMutablePointer<Float>?,
+    _ max_samples: size_t
+) -> Int32 {
+    guard let decoder, let frame, let pcm else {
+        return invalidArgument("deskaudio_decoder_decode: decoder, frame or pcm is NULL")
+    }
+    guard max_samples <= 1 << 24 else { return invalidArgument("max_samples \(max_samples) is absurd") }
+    let receiver = Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).takeUnretainedValue()
+    var samples = 0
+    let result = status { () throws(DeskAudioError) in
+        samples = try receiver.receive(
+            UnsafeRawBufferPointer(start: frame, count: len),
+            into: UnsafeMutableBufferPointer(start: pcm, count: max_samples * 2))
+    }
+    return result == deskaudio_status.DESKAUDIO_OK.rawValue ? Int32(samples) : result
+}
+
+/// Copies a decoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
+/// for NULL pointers.
+@_cdecl("deskaudio_decoder_get_stats")
+public func deskaudio_decoder_get_stats(
+    _ decoder: deskaudio_decoder?, _ stats: UnsafeMutablePointer<deskaudio_decoder_stats>?
+) -> Int32 {
+    guard let decoder, let stats else { return invalidArgument("deskaudio_decoder_get_stats: NULL pointer") }
+    let counters = Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).takeUnretainedValue().counters
+    stats.pointee = deskaudio_decoder_stats(
+        frames_decoded: counters.framesDecoded, frames_lost: counters.framesLost,
+        frames_concealed: counters.framesConcealed, frames_late: counters.framesLate, gaps: counters.gaps)
+    return deskaudio_status.DESKAUDIO_OK.rawValue
+}

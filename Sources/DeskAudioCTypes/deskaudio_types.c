@@ -1,0 +1,1 @@
+/* deskaudio_types.h holds only type definitions; SwiftPM needs one source file per C target. */

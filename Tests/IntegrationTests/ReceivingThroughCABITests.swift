@@ -1,0 +1,95 @@
+import DeskAudio
+import DeskAudioC
+import DeskAudioCTypes
+import TestSupport
+import Testing
+
+/// The receiving side through the C ABI: deskaudio_parse_frame and the decoder handle, on
+/// frames the real pipeline encoded. No audio server needed.
+@Suite struct ReceivingThroughCABITests {
+    static func encodedTone(frames count: Int) throws -> [[UInt8]] {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        var frames: [[UInt8]] = []
+        SignalAnalysis.sine(frequency: 440, amplitude: 0.5, frames: count * 480).withUnsafeBufferPointer { chunk in
+            pipeline.process(chunk, sources: [.app, .mic], endTimeNs: 5_000_000) { frames.append(Array($0)) }
+        }
+        return frames
+    }
+
+    @Test func parseFillsEveryFieldAndPointsAtThePayload() throws {
+        let frames = try Self.encodedTone(frames: 3)
+        var info = deskaudio_frame_info()
+        let status = frames[2].withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info) }
+        #expect(status == deskaudio_status.DESKAUDIO_OK.rawValue)
+        #expect(info.sequence == 2 && info.sample_clock == 960 && info.frame_samples == 480)
+        #expect(info.sample_rate == 48_000 && info.channels == 2 && info.codec == 1 && info.version == 1)
+        #expect(info.flags == UInt8(deskaudio_frame_flag.DESKAUDIO_FRAME_APP.rawValue | deskaudio_frame_flag.DESKAUDIO_FRAME_MIC.rawValue))
+        #expect(Int(info.payload_length) == frames[2].count - 36)
+        frames[2].withUnsafeBufferPointer { bytes in
+            #expect(info.payload == bytes.baseAddress! + 36, "the payload pointer is into the parsed bytes")
+        }
+    }
+
+    @Test func eachKindOfBadFrameHasItsOwnCodeAndLeavesInfoAlone() throws {
+        let good = try Self.encodedTone(frames: 1)[0]
+        var wrongMagic = good
+        wrongMagic[0] = 0
+        var wrongVersion = good
+        wrongVersion[4] = 9
+        var wrongCodec = good
+        wrongCodec[7] = 5
+        let cases: [([UInt8], deskaudio_status)] = [
+            (Array(good[0..<3]), .DESKAUDIO_ERROR_FRAME_TRUNCATED),
+            (Array(good.dropLast()), .DESKAUDIO_ERROR_FRAME_TRUNCATED),
+            (good + [0], .DESKAUDIO_ERROR_FRAME_OVERSIZED),
+            (wrongMagic, .DESKAUDIO_ERROR_FRAME_MAGIC),
+            (wrongVersion, .DESKAUDIO_ERROR_FRAME_VERSION),
+            (wrongCodec, .DESKAUDIO_ERROR_FRAME_FIELD),
+        ]
+        for (bytes, expected) in cases {
+            var info = deskaudio_frame_info()
+            info.sequence = 77
+            let status = bytes.withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info) }
+            #expect(status == expected.rawValue, "\(expected): \(String(cString: deskaudio_last_error()!))")
+            #expect(info.sequence == 77, "info untouched on failure")
+        }
+        #expect(deskaudio_parse_frame(nil, 40, nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        #expect(String(cString: deskaudio_strerror(deskaudio_status.DESKAUDIO_ERROR_FRAME_MAGIC.rawValue)!) == "not an AudioFrame")
+    }
+
+    @Test func theDecoderHandleDecodesConcealsAndCounts() throws {
+        var frames = try Self.encodedTone(frames: 50)
+        frames.remove(at: 20)
+        let decoder = try #require(deskaudio_decoder_create())
+        defer { deskaudio_decoder_destroy(decoder) }
+        var pcm = [Float](repeating: 0, count: Int(DESKAUDIO_DECODER_MAX_SAMPLES) * 2)
+        var decoded: [Float] = []
+        for frame in frames {
+            let samples = frame.withUnsafeBufferPointer { bytes in
+                pcm.withUnsafeMutableBufferPointer {
+                    deskaudio_decoder_decode(decoder, bytes.baseAddress, bytes.count, $0.baseAddress, Int(DESKAUDIO_DECODER_MAX_SAMPLES))
+                }
+            }
+            #expect(samples > 0)
+            decoded += pcm[0..<(Int(samples) * 2)]
+        }
+        #expect(decoded.count == 50 * 960, "the lost frame was concealed in place")
+        var stats = deskaudio_decoder_stats()
+        #expect(deskaudio_decoder_get_stats(decoder, &stats) == deskaudio_status.DESKAUDIO_OK.rawValue)
+        #expect(stats.frames_decoded == 49 && stats.frames_lost == 1 && stats.frames_concealed == 1)
+        #expect(abs(SignalAnalysis.dominantFrequency(SignalAnalysis.left(decoded[4800...])) - 440) < 5)
+
+        let garbage: [UInt8] = [1, 2, 3, 4, 5, 6]
+        let status = garbage.withUnsafeBufferPointer { bytes in
+            pcm.withUnsafeMutableBufferPointer { deskaudio_decoder_decode(decoder, bytes.baseAddress, bytes.count, $0.baseAddress, 5280) }
+        }
+        #expect(status == deskaudio_status.DESKAUDIO_ERROR_FRAME_MAGIC.rawValue)
+        #expect(deskaudio_decoder_decode(nil, nil, 0, nil, 0) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        let tooSmall = frames[0].withUnsafeBufferPointer { bytes in
+            pcm.withUnsafeMutableBufferPointer { deskaudio_decoder_decode(decoder, bytes.baseAddress, bytes.count, $0.baseAddress, 100) }
+        }
+        #expect(tooSmall == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        #expect(deskaudio_decoder_get_stats(decoder, nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        deskaudio_decoder_destroy(nil)
+    }
+}
