@@ -68,6 +68,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             connection.lock()
             pa_stream_set_state_callback(stream, nil, nil)
             pa_stream_set_read_callback(stream, nil, nil)
+            pa_stream_set_moved_callback(stream, nil, nil)
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
             self.stream = nil
@@ -128,9 +129,14 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         pa_operation_unref(operation)
     }
 
-    /// From now on, a context or stream that fails or terminates marks the capture failed.
+    /// From now on, a context or stream that fails or terminates marks the capture failed,
+    /// and a stream the server moves (its device went away, say) is checked against the
+    /// target again and moved back where it belongs.
     private func watchForFailureLocked(on connection: PulseConnection) {
         let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_moved_callback(
+            stream, { _, userData in Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().resolveTarget() },
+            me)
         pa_context_set_state_callback(
             connection.context,
             { context, userData in
@@ -233,9 +239,13 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     }
 
     // Main loop thread (or lock held, during start, when there is no stream yet).
+    // Compared with the device the stream is on now, as the server last said (a move we asked
+    // for may lose to one the server makes itself, as when a device disappears).
     private func resolved(_ answer: Resolution) {
         resolution = answer
-        guard case .device(let newDevice) = answer, newDevice != device, let stream else { return }
+        guard case .device(let newDevice) = answer, let stream else { return }
+        let current = pa_stream_get_device_name(stream).map { String(cString: $0) }
+        guard newDevice != current else { return }
         device = newDevice
         pa_operation_unref(
             pa_context_move_source_output_by_name(
