@@ -180,18 +180,6 @@ int32_t enable_audio(bool mic, bool app);
 void set_audio_callback(deskaudio_frame_callback callback, void *user_data);
 
 /**
- * Sets the Opus target bitrate in bits per second (6000–510000; default 128000).
- * Applies from the next frame, also while capturing.
- */
-int32_t deskaudio_set_bitrate(int32_t bits_per_second);
-
-/**
- * Sets the Opus encoder complexity, 0 (fastest) to 10 (best, the default).
- * Applies from the next frame, also while capturing.
- */
-int32_t deskaudio_set_complexity(int32_t complexity);
-
-/**
  * Samples (at 48 kHz) a decoder discards at the start of the stream: the encoder's
  * look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on error.
  */
@@ -210,6 +198,49 @@ int32_t deskaudio_set_backend(const char *name);
  * Static storage, never freed.
  */
 const char *deskaudio_backend(void);
+
+/**
+ * Sets the Opus target bitrate in bits per second (6000–510000; default 128000).
+ * Applies from the next frame, also while capturing; loss reports step on from it.
+ */
+int32_t deskaudio_set_bitrate(int32_t bits_per_second);
+
+/**
+ * Sets the Opus encoder complexity, 0 (fastest) to 10 (best, the default).
+ * Applies from the next frame, also while capturing.
+ */
+int32_t deskaudio_set_complexity(int32_t complexity);
+
+/**
+ * Turns Opus in-band FEC on or off and sets the packet loss, in percent (0–100), the
+ * encoder plans for (default: off, 0). FEC data rides in SILK and hybrid packets only; in
+ * the default restricted-low-delay mode (CELT only) it is accepted and has no effect.
+ * Applies from the next frame. deskaudio_report_packet_loss() sets both from then on.
+ */
+int32_t deskaudio_set_fec(bool enabled, int32_t expected_loss_percent);
+
+/**
+ * Turns the zero gate on (the default: after 800 all-zero frames, nothing is sent until
+ * sound returns) or off (every frame is sent). Applies from the next frame.
+ */
+int32_t deskaudio_set_gate(bool enabled);
+
+/**
+ * Sets the range, in bits per second, that deskaudio_report_packet_loss() steps the
+ * bitrate within (default 6000–510000; both within that, minimum ≤ maximum). The bitrate
+ * is pulled into the range at once.
+ */
+int32_t deskaudio_set_bitrate_range(int32_t minimum, int32_t maximum);
+
+/**
+ * Reports the fraction of packets (0–1) the host saw lost over its last reporting
+ * interval. The bitrate steps within the range: loss ≥ 10 % → down 50 %; ≥ 5 % → down
+ * 15 %; < 1 % → up 15 %; otherwise unchanged. The expected loss is set to the report, and
+ * in-band FEC is on while loss is above 1 %. Returns the bitrate now in force (bit/s,
+ * positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT for a value that is not a fraction
+ * (NaN included). Applies from the next frame.
+ */
+int32_t deskaudio_report_packet_loss(float loss_fraction);
 
 /**
  * Lists the capture devices of the audio server the backend choice picks (the one in use

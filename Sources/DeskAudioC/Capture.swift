@@ -37,20 +37,6 @@ public func set_audio_callback(_ callback: deskaudio_frame_callback?, _ user_dat
     }
 }
 
-/// Sets the Opus target bitrate in bits per second (6000–510000; default 128000).
-/// Applies from the next frame, also while capturing.
-@_cdecl("deskaudio_set_bitrate")
-public func deskaudio_set_bitrate(_ bits_per_second: Int32) -> Int32 {
-    status { () throws(DeskAudioError) in try service.settings.setBitrate(bits_per_second) }
-}
-
-/// Sets the Opus encoder complexity, 0 (fastest) to 10 (best, the default).
-/// Applies from the next frame, also while capturing.
-@_cdecl("deskaudio_set_complexity")
-public func deskaudio_set_complexity(_ complexity: Int32) -> Int32 {
-    status { () throws(DeskAudioError) in try service.settings.setComplexity(complexity) }
-}
-
 /// Samples (at 48 kHz) a decoder discards at the start of the stream: the encoder's
 /// look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on error.
 @_cdecl("deskaudio_encoder_pre_skip")

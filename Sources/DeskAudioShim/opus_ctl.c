@@ -19,3 +19,19 @@ int deskaudio_shim_encoder_get_lookahead(OpusEncoder *encoder, opus_int32 *sampl
 int deskaudio_shim_encoder_get_bitrate(OpusEncoder *encoder, opus_int32 *bitsPerSecond) {
     return opus_encoder_ctl(encoder, OPUS_GET_BITRATE(bitsPerSecond));
 }
+
+int deskaudio_shim_encoder_set_inband_fec(OpusEncoder *encoder, opus_int32 enabled) {
+    return opus_encoder_ctl(encoder, OPUS_SET_INBAND_FEC(enabled));
+}
+
+int deskaudio_shim_encoder_get_inband_fec(OpusEncoder *encoder, opus_int32 *enabled) {
+    return opus_encoder_ctl(encoder, OPUS_GET_INBAND_FEC(enabled));
+}
+
+int deskaudio_shim_encoder_set_packet_loss_perc(OpusEncoder *encoder, opus_int32 percent) {
+    return opus_encoder_ctl(encoder, OPUS_SET_PACKET_LOSS_PERC(percent));
+}
+
+int deskaudio_shim_encoder_get_packet_loss_perc(OpusEncoder *encoder, opus_int32 *percent) {
+    return opus_encoder_ctl(encoder, OPUS_GET_PACKET_LOSS_PERC(percent));
+}

@@ -36,6 +36,10 @@ public final class OpusFrameEncoder {
     public private(set) var bitrate: Int32
     /// Complexity currently set (0–10).
     public private(set) var complexity: Int32
+    /// In-band FEC as last set (off at first).
+    public private(set) var fec = false
+    /// Expected packet loss as last set, percent (0 at first).
+    public private(set) var expectedLossPercent: Int32 = 0
 
     /// Creates an encoder; throws `.encoderFailed` with libopus's message if it cannot.
     public init(
@@ -78,6 +82,28 @@ public final class OpusFrameEncoder {
         }
         try check(deskaudio_shim_encoder_set_complexity(encoder, value))
         complexity = value
+    }
+
+    /// Turns in-band FEC on or off and sets the packet loss (0–100 %) the encoder plans
+    /// for. FEC data is carried by SILK and hybrid packets only: in restricted low-delay
+    /// mode (CELT only) the request is accepted and has no effect.
+    public func setLossProtection(fec: Bool, expectedLossPercent: Int32) throws(DeskAudioError) {
+        guard (0...100).contains(expectedLossPercent) else {
+            throw .invalidArgument("expected packet loss \(expectedLossPercent) % is outside 0...100")
+        }
+        try check(deskaudio_shim_encoder_set_inband_fec(encoder, fec ? 1 : 0))
+        try check(deskaudio_shim_encoder_set_packet_loss_perc(encoder, expectedLossPercent))
+        self.fec = fec
+        self.expectedLossPercent = expectedLossPercent
+    }
+
+    /// What libopus reports for in-band FEC and expected loss (to check the settings took).
+    public var lossProtectionInEncoder: (fec: Bool, expectedLossPercent: Int32) {
+        var fec: Int32 = 0
+        var percent: Int32 = 0
+        _ = deskaudio_shim_encoder_get_inband_fec(encoder, &fec)
+        _ = deskaudio_shim_encoder_get_packet_loss_perc(encoder, &percent)
+        return (fec != 0, percent)
     }
 
     /// Samples at 48 kHz the decoder must skip at the start (Ogg Opus pre-skip).

@@ -79,7 +79,7 @@ final class CaptureWorker: @unchecked Sendable {
             let mic = active & CaptureWorker.micBit != 0 ? micRing : nil
             let (count, sources) = mixer.pull(app: app, mic: mic, into: chunk)
             guard count > 0 else { return }
-            settings.apply(to: pipeline.encoder)
+            settings.apply(to: pipeline)
             // Audio still waiting in the rings was captured after this chunk ended.
             let waiting = max(app?.availableFloats ?? 0, mic?.availableFloats ?? 0)
             let laterNs =

@@ -12,5 +12,9 @@ DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_set_complexity(OpusEncoder *enc
 DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_set_vbr(OpusEncoder *encoder, opus_int32 enabled);
 DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_get_lookahead(OpusEncoder *encoder, opus_int32 *samples);
 DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_get_bitrate(OpusEncoder *encoder, opus_int32 *bitsPerSecond);
+DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_set_inband_fec(OpusEncoder *encoder, opus_int32 enabled);
+DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_get_inband_fec(OpusEncoder *encoder, opus_int32 *enabled);
+DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_set_packet_loss_perc(OpusEncoder *encoder, opus_int32 percent);
+DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_get_packet_loss_perc(OpusEncoder *encoder, opus_int32 *percent);
 
 #endif
