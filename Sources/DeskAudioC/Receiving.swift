@@ -78,7 +78,7 @@ public func deskaudio_decoder_decode(
         return invalidArgument("deskaudio_decoder_decode: decoder, frame or pcm is NULL")
     }
     guard max_samples <= 1 << 24 else { return invalidArgument("max_samples \(max_samples) is absurd") }
-    let receiver = Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).takeUnretainedValue()
+    let receiver = receiver(of: decoder)
     var samples = 0
     let result = status { () throws(DeskAudioError) in
         samples = try receiver.receive(
@@ -95,9 +95,14 @@ public func deskaudio_decoder_get_stats(
     _ decoder: deskaudio_decoder?, _ stats: UnsafeMutablePointer<deskaudio_decoder_stats>?
 ) -> Int32 {
     guard let decoder, let stats else { return invalidArgument("deskaudio_decoder_get_stats: NULL pointer") }
-    let counters = Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).takeUnretainedValue().counters
+    let counters = receiver(of: decoder).counters
     stats.pointee = deskaudio_decoder_stats(
         frames_decoded: counters.framesDecoded, frames_lost: counters.framesLost,
         frames_concealed: counters.framesConcealed, frames_late: counters.framesLate, gaps: counters.gaps)
     return deskaudio_status.DESKAUDIO_OK.rawValue
+}
+
+/// The FrameReceiver behind a decoder handle (retained by deskaudio_decoder_create()).
+private func receiver(of decoder: deskaudio_decoder) -> FrameReceiver {
+    Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).takeUnretainedValue()
 }

@@ -50,8 +50,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         newConnection.lock()
         do {
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
-            let devices = try PipeWireDevices.read(on: newConnection, deadline: &deadline)
-            try PipeWireCapture.check(target, against: devices)
+            try PipeWireCapture.check(target, on: newConnection, deadline: &deadline)
             try connectLocked(target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs)
             newConnection.unlock()
         } catch {
@@ -77,8 +76,13 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     }
 
     /// Refuses a target the daemon cannot serve as asked: an unknown device name, a source
-    /// name that is a sink, or a default source that is a sink's monitor.
-    static func check(_ target: CaptureTarget, against server: PipeWireDevices) throws(DeskAudioError) {
+    /// name that is a sink, or a default source that is a sink's monitor. The default sink's
+    /// monitor needs no check, so no device list is read for it. Lock held.
+    static func check(
+        _ target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec
+    ) throws(DeskAudioError) {
+        if target == .defaultSinkMonitor { return }
+        let server = try PipeWireDevices.read(on: connection, deadline: &deadline)
         func device(_ name: String) -> CaptureDevice? { server.devices.first { $0.name == name } }
         switch target {
         case .defaultSinkMonitor:

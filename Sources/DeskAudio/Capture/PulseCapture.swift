@@ -18,9 +18,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     }
     // Written by callbacks on the main loop thread, read with the main loop lock held.
     private var resolution: Resolution?
-    // What this stream records, and from which device now.
+    // What this stream records.
     private var target = CaptureTarget.defaultSinkMonitor
-    private var device = ""
     private let failed = Atomic<Bool>(false)
 
     /// True once the server connection or the record stream failed after start.
@@ -44,8 +43,10 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             self.target = target
             resolveTarget()
             try newConnection.wait(until: deadline, what: "the capture device") { resolution != nil }
-            if case .failure(let error) = resolution { throw error }
-            if case .device(let name) = resolution { device = name }
+            guard case .device(let device) = resolution else {
+                if case .failure(let error) = resolution { throw error }
+                throw DeskAudioError.streamFailed("PulseAudio gave no capture device")
+            }
             try recordLocked(from: device, on: newConnection, deadline: deadline)
             if target.deviceName == nil {
                 try followDefaultsLocked(on: newConnection)
@@ -246,7 +247,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         guard case .device(let newDevice) = answer, let stream else { return }
         let current = pa_stream_get_device_name(stream).map { String(cString: $0) }
         guard newDevice != current else { return }
-        device = newDevice
         pa_operation_unref(
             pa_context_move_source_output_by_name(
                 connection?.context, pa_stream_get_index(stream), newDevice, nil, nil))
