@@ -101,7 +101,7 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
 
 static int usage(const char *program) {
     fprintf(stderr, "usage: %s [--app] [--mic] [--device NAME] [--seconds N] OUT.opus\n"
-                    "       %s --list\n"
+                    "       %s --list | --version\n"
                     "Records app audio (default) and/or the microphone to an Ogg Opus file.\n"
                     "--device NAME records that sink (as app audio) or source (as the microphone)\n"
                     "instead of the default; --list shows the names.\n", program, program);
@@ -132,6 +132,12 @@ static int fail(const char *what, int32_t status) {
 }
 
 int main(int argc, char **argv) {
+    /* A host checks that the library it loaded serves the header it was built against. */
+    if (deskaudio_abi_version() != DESKAUDIO_ABI_VERSION) {
+        fprintf(stderr, "record: built for libdeskaudio ABI %d, loaded %s (ABI %d)\n",
+                DESKAUDIO_ABI_VERSION, deskaudio_version(), (int)deskaudio_abi_version());
+        return 1;
+    }
     int app = 0, mic = 0, list = 0;
     double seconds = 5;
     const char *path = NULL, *device = NULL;
@@ -139,6 +145,12 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "--app") == 0) app = 1;
         else if (strcmp(argv[i], "--mic") == 0) mic = 1;
         else if (strcmp(argv[i], "--list") == 0) list = 1;
+        else if (strcmp(argv[i], "--version") == 0) {
+            printf("record: header %d.%d.%d, library %s (ABI %d)\n", DESKAUDIO_VERSION_MAJOR,
+                   DESKAUDIO_VERSION_MINOR, DESKAUDIO_VERSION_PATCH, deskaudio_version(),
+                   (int)deskaudio_abi_version());
+            return 0;
+        }
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) device = argv[++i];
         else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) seconds = atof(argv[++i]);
         else if (argv[i][0] == '-' || path) return usage(argv[0]);

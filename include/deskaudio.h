@@ -33,6 +33,21 @@
 extern "C" {
 #endif
 
+/** Major version of this header: a change means the API changed incompatibly. */
+#define DESKAUDIO_VERSION_MAJOR 0
+
+/** Minor version of this header: features added, compatibly. */
+#define DESKAUDIO_VERSION_MINOR 1
+
+/** Patch version of this header: fixes only. */
+#define DESKAUDIO_VERSION_PATCH 0
+
+/**
+ * ABI generation of this header: the N of the library's SONAME, libdeskaudio.so.N.
+ * A library with another ABI version cannot serve a host built against this header.
+ */
+#define DESKAUDIO_ABI_VERSION 0
+
 /**
  * Samples per channel of output that always suffice for deskaudio_decoder_decode(): one
  * frame plus the longest concealment (100 ms).
@@ -270,8 +285,20 @@ int32_t deskaudio_set_app_device(const char *name);
  */
 int32_t deskaudio_set_mic_device(const char *name);
 
-/** The library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
+/** The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
 const char *deskaudio_version(void);
+
+/**
+ * The loaded library's version as MAJOR * 10000 + MINOR * 100 + PATCH, to compare with
+ * the DESKAUDIO_VERSION_* macros of the header a host was built against.
+ */
+int32_t deskaudio_version_number(void);
+
+/**
+ * The loaded library's ABI version; a host built against this header needs it to equal
+ * DESKAUDIO_ABI_VERSION.
+ */
+int32_t deskaudio_abi_version(void);
 
 /**
  * A fixed English description of a deskaudio_status code (an unknown code gives

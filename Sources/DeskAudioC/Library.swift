@@ -18,10 +18,36 @@
 //! call; strings returned by the library are the library's; user_data is the host's and is
 //! passed through untouched.
 
-/// The library's version, "MAJOR.MINOR.PATCH"; static storage, never freed.
+import Glibc
+
+/// Major version of this header: a change means the API changed incompatibly.
+public let DESKAUDIO_VERSION_MAJOR: Int32 = 0
+/// Minor version of this header: features added, compatibly.
+public let DESKAUDIO_VERSION_MINOR: Int32 = 1
+/// Patch version of this header: fixes only.
+public let DESKAUDIO_VERSION_PATCH: Int32 = 0
+/// ABI generation of this header: the N of the library's SONAME, libdeskaudio.so.N.
+/// A library with another ABI version cannot serve a host built against this header.
+public let DESKAUDIO_ABI_VERSION: Int32 = 0
+
+/// The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed.
 @_cdecl("deskaudio_version")
 public func deskaudio_version() -> UnsafePointer<CChar>? {
-    cString(libraryVersion)
+    UnsafePointer(versionText)
+}
+
+/// The loaded library's version as MAJOR * 10000 + MINOR * 100 + PATCH, to compare with
+/// the DESKAUDIO_VERSION_* macros of the header a host was built against.
+@_cdecl("deskaudio_version_number")
+public func deskaudio_version_number() -> Int32 {
+    DESKAUDIO_VERSION_MAJOR * 10000 + DESKAUDIO_VERSION_MINOR * 100 + DESKAUDIO_VERSION_PATCH
+}
+
+/// The loaded library's ABI version; a host built against this header needs it to equal
+/// DESKAUDIO_ABI_VERSION.
+@_cdecl("deskaudio_abi_version")
+public func deskaudio_abi_version() -> Int32 {
+    DESKAUDIO_ABI_VERSION
 }
 
 /// A fixed English description of a deskaudio_status code (an unknown code gives
@@ -38,7 +64,9 @@ public func deskaudio_last_error() -> UnsafePointer<CChar>? {
     LastError.message
 }
 
-let libraryVersion: StaticString = "0.1.0"
+// Made once, never freed, never written: the version macros as text.
+nonisolated(unsafe) private let versionText: UnsafeMutablePointer<CChar> = strdup(
+    "\(DESKAUDIO_VERSION_MAJOR).\(DESKAUDIO_VERSION_MINOR).\(DESKAUDIO_VERSION_PATCH)")!
 
 func cString(_ text: StaticString) -> UnsafePointer<CChar> {
     UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
