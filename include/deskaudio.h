@@ -72,6 +72,16 @@ typedef enum deskaudio_frame_flag {
     DESKAUDIO_FRAME_MIC = 4,
 } deskaudio_frame_flag;
 
+/** The backend in deskaudio_stats.backend. */
+typedef enum deskaudio_backend_kind {
+    /** Capture is stopped. */
+    DESKAUDIO_BACKEND_NONE = 0,
+    /** PipeWire's native API. */
+    DESKAUDIO_BACKEND_PIPEWIRE = 1,
+    /** PulseAudio's API (a PulseAudio daemon or pipewire-pulse). */
+    DESKAUDIO_BACKEND_PULSE = 2,
+} deskaudio_backend_kind;
+
 /**
  * Result codes of the DeskAudio C API: 0 is success, every failure is negative.
  * deskaudio_strerror() names each; deskaudio_last_error() gives the details of the
@@ -155,6 +165,59 @@ typedef struct deskaudio_decoder_stats {
     /** Frames flagged DESKAUDIO_FRAME_AFTER_GAP (the sender was silent; nothing concealed). */
     uint64_t gaps;
 } deskaudio_decoder_stats;
+
+/**
+ * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
+ * run from the library's load, through stops and restarts. Levels are over the last
+ * second; -120 stands for silence and for a source that is not captured.
+ */
+typedef struct deskaudio_stats {
+    /** 10 ms frames cut from captured audio. */
+    uint64_t frames_captured;
+    /** Frames encoded and handed to the frame callback. */
+    uint64_t frames_sent;
+    /** Frames held back by the zero gate (silence). */
+    uint64_t frames_gated;
+    /**
+     * Frames' worth of captured audio dropped because the library's worker fell more
+     * than 0.5 s behind the audio server (a frame callback that blocks).
+     */
+    uint64_t frames_dropped_overflow;
+    /**
+     * Frames' worth of one source's audio dropped because it arrived as a backlog after
+     * its time had been filled with silence in the app + mic mix.
+     */
+    uint64_t frames_dropped_late;
+    /** Frames lost because the Opus encoder failed on them. */
+    uint64_t frames_dropped_encoder;
+    /** Frames' worth of a lagging source that the app + mic mix filled with silence. */
+    uint64_t frames_silence_filled;
+    /** AudioFrame bytes handed to the frame callback. */
+    uint64_t bytes_sent;
+    /**
+     * Mean time (ns), over the last second's frames, from the arrival of the audio that
+     * completed a frame to the start of the frame callback with it.
+     */
+    uint64_t callback_latency_mean_ns;
+    /** Longest such time (ns) over the last second's frames. */
+    uint64_t callback_latency_max_ns;
+    /** Device-to-stream latency (ns) the server reports for app audio; -1 if unknown. */
+    int64_t app_server_latency_ns;
+    /** Device-to-stream latency (ns) the server reports for the microphone; -1 if unknown. */
+    int64_t mic_server_latency_ns;
+    /** Bits per second the encoder uses now. */
+    int32_t bitrate;
+    /** The backend capturing now: a deskaudio_backend_kind. */
+    int32_t backend;
+    /** App audio's peak level, dBFS. */
+    float app_peak_dbfs;
+    /** App audio's RMS level, dBFS (a full-scale sine: -3). */
+    float app_rms_dbfs;
+    /** The microphone's peak level, dBFS. */
+    float mic_peak_dbfs;
+    /** The microphone's RMS level, dBFS. */
+    float mic_rms_dbfs;
+} deskaudio_stats;
 
 /**
  * Called with each AudioFrame (docs/wire-format.md): `frame` points to `len` bytes that
@@ -343,6 +406,13 @@ int32_t deskaudio_decoder_decode(deskaudio_decoder *decoder, const uint8_t *fram
  * for NULL pointers.
  */
 int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats);
+
+/**
+ * Fills `*stats` with the counts, levels and latencies so far. Takes no lock the worker
+ * holds: may be called from any thread, the frame callback included, as often as wanted.
+ * Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
+ */
+int32_t deskaudio_get_stats(deskaudio_stats *stats);
 
 #ifdef __cplusplus
 }

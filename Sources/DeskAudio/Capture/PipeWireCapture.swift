@@ -7,7 +7,7 @@ import Synchronization
 /// on PipeWire's real-time data thread and only copies into a `SampleRing` and wakes
 /// the worker: no allocation, no lock.
 final class PipeWireCapture: CaptureStream, @unchecked Sendable {
-    private let ring: SampleRing
+    private let feed: SourceFeed
     private let wake: WakeSignal
     private var connection: PipeWireConnection?
     private var stream: OpaquePointer?
@@ -21,8 +21,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     /// True once the stream errored or was disconnected after it had started.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
-    init(ring: SampleRing, wake: WakeSignal) {
-        self.ring = ring
+    init(feed: SourceFeed, wake: WakeSignal) {
+        self.feed = feed
         self.wake = wake
         events = .allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
@@ -186,7 +186,17 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         let floats = UnsafeBufferPointer(
             start: (base + Int(offset)).assumingMemoryBound(to: Float.self),
             count: Int(size) / MemoryLayout<Float>.size)
-        ring.write(floats)
+        feed.write(floats)
+        reportLatency(stream)
         wake.signal()
+    }
+
+    // PipeWire's data thread: the graph's delay from the device to this stream.
+    private func reportLatency(_ stream: OpaquePointer) {
+        var time = pw_time()
+        guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0
+        else { return }
+        let seconds = Double(time.delay) * Double(time.rate.num) / Double(time.rate.denom)
+        feed.reportServerLatency(nanoseconds: Int64(seconds * 1e9))
     }
 }

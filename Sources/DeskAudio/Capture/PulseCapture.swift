@@ -7,7 +7,7 @@ import Synchronization
 /// with fragsize set to 10 ms so the server hands audio over every 10 ms instead of its
 /// default of seconds. The read callback only copies into the ring and wakes the worker.
 final class PulseCapture: CaptureStream, @unchecked Sendable {
-    private let ring: SampleRing
+    private let feed: SourceFeed
     private let wake: WakeSignal
     private var connection: PulseConnection?
     private var stream: OpaquePointer?
@@ -25,8 +25,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
-    init(ring: SampleRing, wake: WakeSignal) {
-        self.ring = ring
+    init(feed: SourceFeed, wake: WakeSignal) {
+        self.feed = feed
         self.wake = wake
     }
 
@@ -100,7 +100,11 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: tenMilliseconds)
-        guard pa_stream_connect_record(newStream, device, &attributes, PA_STREAM_ADJUST_LATENCY) >= 0 else {
+        // Timing updates let the read callback ask the server's latency without a round trip.
+        let flags = pa_stream_flags_t(
+            PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+        guard pa_stream_connect_record(newStream, device, &attributes, flags) >= 0 else {
             throw .streamFailed("PulseAudio refused to record from \(device): \(connection.failureText)")
         }
         var state = PA_STREAM_UNCONNECTED
@@ -258,12 +262,19 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         var length = 0
         while pa_stream_readable_size(stream) > 0, pa_stream_peek(stream, &data, &length) == 0, length > 0 {
             if let data {
-                ring.write(
+                feed.write(
                     UnsafeBufferPointer(
                         start: data.assumingMemoryBound(to: Float.self),
                         count: length / MemoryLayout<Float>.size))
             }
             pa_stream_drop(stream)
+        }
+        // Source latency plus what waits in the stream; negative (read ahead of the
+        // interpolated clock, just after a read) counts as none.
+        var latency: pa_usec_t = 0
+        var negative: Int32 = 0
+        if pa_stream_get_latency(stream, &latency, &negative) == 0 {
+            feed.reportServerLatency(nanoseconds: negative != 0 ? 0 : Int64(latency) * 1000)
         }
         wake.signal()
     }

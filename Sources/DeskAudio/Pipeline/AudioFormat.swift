@@ -9,6 +9,8 @@ public enum AudioFormat {
     public static let frameSamples = 480
     /// Interleaved floats in one frame.
     public static let frameFloats = frameSamples * channels
+    /// Duration of one frame, ns.
+    public static let frameDurationNs: UInt64 = 10_000_000
 
     /// Samples per channel in `nanoseconds`, rounded down to whole frames. Never overflows.
     public static func wholeFrameSamples(inNanoseconds nanoseconds: UInt64) -> UInt64 {

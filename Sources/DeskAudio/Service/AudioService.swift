@@ -12,16 +12,19 @@ public final class AudioService: @unchecked Sendable {
 
     private let control: UnsafeMutablePointer<pthread_mutex_t>
     private let delivery = FrameDelivery()
-    private let appRing = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
-    private let micRing = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
+    private let appFeed = SourceFeed()
+    private let micFeed = SourceFeed()
+    private let mixer = SourceMixer()
+    private let statsBoard = StatsBoard()
     private let wake = WakeSignal()
     private var pipeline: FramePipeline?
     private var worker: CaptureWorker?
     private var appStream: CaptureStream?
     private var micStream: CaptureStream?
     private var stoppedAtNs: UInt64?
-    private var requestedBackend: AudioBackend?
-    private var backendInUse: AudioBackend?
+    // Read without the control lock (from the frame handler too); written with it held.
+    private let requested = BackendSlot()
+    private let inUse = BackendSlot()
     // The devices asked for by name; nil follows the default.
     private var appDevice: String?
     private var micDevice: String?
@@ -59,8 +62,8 @@ public final class AudioService: @unchecked Sendable {
             let worker = try runningWorker()
             let backend = try chosenBackend()
             do throws(DeskAudioError) {
-                if startApp { appStream = try open(appTarget, ring: appRing, backend: backend) }
-                if startMic { micStream = try open(micTarget, ring: micRing, backend: backend) }
+                if startApp { appStream = try open(appTarget, feed: appFeed, backend: backend) }
+                if startMic { micStream = try open(micTarget, feed: micFeed, backend: backend) }
             } catch {
                 if startApp { stop(source: CaptureWorker.appBit) }
                 if startMic { stop(source: CaptureWorker.micBit) }
@@ -80,10 +83,7 @@ public final class AudioService: @unchecked Sendable {
     /// capturing): every sink, whose monitor is app audio, and every source that is not a
     /// monitor. Blocks up to 3 s for the server.
     public func devices() throws(DeskAudioError) -> [CaptureDevice] {
-        pthread_mutex_lock(control)
-        let backend = Result { () throws(DeskAudioError) in try chosenBackend() }
-        pthread_mutex_unlock(control)
-        return try AudioBackend.run(on: try backend.get()) { backend throws(DeskAudioError) in
+        return try AudioBackend.run(on: try chosenBackend()) { backend throws(DeskAudioError) in
             try CaptureDevice.list(on: backend)
         }
     }
@@ -109,24 +109,38 @@ public final class AudioService: @unchecked Sendable {
         let bit = mic ? CaptureWorker.micBit : CaptureWorker.appBit
         guard let worker, (mic ? micStream : appStream) != nil else { return }
         stop(source: bit)
-        let stream = try open(mic ? micTarget : appTarget, ring: mic ? micRing : appRing, backend: backendInUse)
+        let stream = try open(mic ? micTarget : appTarget, feed: mic ? micFeed : appFeed, backend: inUse.value)
         if mic { micStream = stream } else { appStream = stream }
         worker.activeSources.bitwiseOr(bit, ordering: .releasing)
     }
 
     /// The backend capture uses now, nil while stopped.
-    public var activeBackend: AudioBackend? {
-        pthread_mutex_lock(control)
-        defer { pthread_mutex_unlock(control) }
-        return backendInUse
+    public var activeBackend: AudioBackend? { inUse.value }
+
+    /// Counts and measurements so far. Takes no lock; may be called from inside the
+    /// frame handler.
+    public func stats() -> CaptureStats {
+        var stats = CaptureStats()
+        statsBoard.read(into: &stats)
+        stats.framesDroppedOverflow =
+            UInt64(appFeed.ring.droppedFloats + micFeed.ring.droppedFloats) / UInt64(AudioFormat.frameFloats)
+        stats.bitrate = settings.requestedBitrate
+        stats.backend = inUse.value
+        if appFeed.isCapturing { stats.app = level(of: appFeed) }
+        if micFeed.isCapturing { stats.mic = level(of: micFeed) }
+        return stats
+    }
+
+    private func level(of feed: SourceFeed) -> CaptureStats.SourceLevel {
+        CaptureStats.SourceLevel(
+            peakDBFS: LevelMeter.dBFS(feed.level.peak), rmsDBFS: LevelMeter.dBFS(feed.level.rms),
+            serverLatencyNs: feed.serverLatencyNs)
     }
 
     /// Chooses the backend for the next start: a backend, or nil for automatic (PipeWire
     /// when its daemon answers, else PulseAudio). Overrides DESKAUDIO_BACKEND.
     public func setBackend(_ backend: AudioBackend?) {
-        pthread_mutex_lock(control)
-        defer { pthread_mutex_unlock(control) }
-        requestedBackend = backend
+        requested.value = backend
     }
 
     /// Sets where frames go (nil: nowhere). Once this returns, the old handler is not
@@ -146,9 +160,9 @@ public final class AudioService: @unchecked Sendable {
     private var appTarget: CaptureTarget { appDevice.map { .sinkMonitor(named: $0) } ?? .defaultSinkMonitor }
     private var micTarget: CaptureTarget { micDevice.map { .source(named: $0) } ?? .defaultSource }
 
-    // Control lock held. The backend in use, else the one asked for, else DESKAUDIO_BACKEND's.
+    // The backend in use, else the one asked for, else DESKAUDIO_BACKEND's.
     private func chosenBackend() throws(DeskAudioError) -> AudioBackend? {
-        if let backend = backendInUse ?? requestedBackend { return backend }
+        if let backend = inUse.value ?? requested.value { return backend }
         return try AudioBackend.fromEnvironment()
     }
 
@@ -170,8 +184,8 @@ public final class AudioService: @unchecked Sendable {
             pipeline.markDiscontinuity(skippedSamples: paused)
         }
         let worker = CaptureWorker(
-            appRing: appRing, micRing: micRing, wake: wake, pipeline: pipeline, delivery: delivery,
-            settings: settings)
+            appRing: appFeed.ring, micRing: micFeed.ring, wake: wake, pipeline: pipeline, delivery: delivery,
+            settings: settings, mixer: mixer, stats: statsBoard)
         try worker.start()
         self.worker = worker
         supervisorStop.store(false, ordering: .releasing)
@@ -190,8 +204,8 @@ public final class AudioService: @unchecked Sendable {
         while !supervisorStop.load(ordering: .acquiring) {
             supervisorWake.wait(milliseconds: 200)
             guard pthread_mutex_trylock(control) == 0 else { continue }
-            reopenIfFailed(&appStream, appTarget, ring: appRing, bit: CaptureWorker.appBit, retry: &appRetry)
-            reopenIfFailed(&micStream, micTarget, ring: micRing, bit: CaptureWorker.micBit, retry: &micRetry)
+            reopenIfFailed(&appStream, appTarget, feed: appFeed, bit: CaptureWorker.appBit, retry: &appRetry)
+            reopenIfFailed(&micStream, micTarget, feed: micFeed, bit: CaptureWorker.micBit, retry: &micRetry)
             pthread_mutex_unlock(control)
         }
     }
@@ -199,7 +213,7 @@ public final class AudioService: @unchecked Sendable {
     // Control lock held. A stream the server dropped is reopened (on any backend the
     // choice allows), with back-off; the worker flags the gap.
     private func reopenIfFailed(
-        _ stream: inout CaptureStream?, _ target: CaptureTarget, ring: SampleRing, bit: UInt8,
+        _ stream: inout CaptureStream?, _ target: CaptureTarget, feed: SourceFeed, bit: UInt8,
         retry: inout RetryBackoff
     ) {
         guard let failed = stream, failed.hasFailed, let worker, retry.isDue(at: MonotonicClock.nowNs())
@@ -209,9 +223,9 @@ public final class AudioService: @unchecked Sendable {
         worker.activeSources.bitwiseAnd(~bit, ordering: .releasing)
         failed.stop()
         do throws(DeskAudioError) {
-            var backend = requestedBackend
+            var backend = requested.value
             if backend == nil { backend = try AudioBackend.fromEnvironment() }
-            stream = try open(target, ring: ring, backend: backend)
+            stream = try open(target, feed: feed, backend: backend)
             worker.gapPending.store(true, ordering: .releasing)
             worker.activeSources.bitwiseOr(bit, ordering: .releasing)
             retry.reset()
@@ -223,31 +237,33 @@ public final class AudioService: @unchecked Sendable {
     // Control lock held. The source's bit is clear, so nobody reads its ring: empty it
     // (stale audio from an earlier run must not leak in), then start its stream.
     private func open(
-        _ target: CaptureTarget, ring: SampleRing, backend: AudioBackend?
+        _ target: CaptureTarget, feed: SourceFeed, backend: AudioBackend?
     ) throws(DeskAudioError) -> CaptureStream {
-        ring.discardAll()
-        return try AudioBackend.run(on: backend) { backend throws(DeskAudioError) in
+        feed.restart()
+        let stream = try AudioBackend.run(on: backend) { backend throws(DeskAudioError) in
             switch backend {
-            case .pipewire: try openPipeWire(target, ring: ring)
-            case .pulse: try openPulse(target, ring: ring)
+            case .pipewire: try openPipeWire(target, feed: feed)
+            case .pulse: try openPulse(target, feed: feed)
             }
         }
-    }
-
-    private func openPipeWire(_ target: CaptureTarget, ring: SampleRing) throws(DeskAudioError)
-        -> CaptureStream
-    {
-        let stream = PipeWireCapture(ring: ring, wake: wake)
-        try stream.start(target)
-        backendInUse = .pipewire
+        feed.isCapturing = true
         return stream
     }
 
-    private func openPulse(_ target: CaptureTarget, ring: SampleRing) throws(DeskAudioError) -> CaptureStream
+    private func openPipeWire(_ target: CaptureTarget, feed: SourceFeed) throws(DeskAudioError)
+        -> CaptureStream
     {
-        let stream = PulseCapture(ring: ring, wake: wake)
+        let stream = PipeWireCapture(feed: feed, wake: wake)
         try stream.start(target)
-        backendInUse = .pulse
+        inUse.value = .pipewire
+        return stream
+    }
+
+    private func openPulse(_ target: CaptureTarget, feed: SourceFeed) throws(DeskAudioError) -> CaptureStream
+    {
+        let stream = PulseCapture(feed: feed, wake: wake)
+        try stream.start(target)
+        inUse.value = .pulse
         return stream
     }
 
@@ -257,9 +273,11 @@ public final class AudioService: @unchecked Sendable {
         if bit == CaptureWorker.appBit {
             appStream?.stop()
             appStream = nil
+            appFeed.isCapturing = false
         } else {
             micStream?.stop()
             micStream = nil
+            micFeed.isCapturing = false
         }
     }
 
@@ -276,6 +294,6 @@ public final class AudioService: @unchecked Sendable {
         worker?.stop()
         if worker != nil { stoppedAtNs = MonotonicClock.nowNs() }
         worker = nil
-        backendInUse = nil
+        inUse.value = nil
     }
 }

@@ -15,7 +15,9 @@ final class CaptureWorker: @unchecked Sendable {
     private let pipeline: FramePipeline
     private let delivery: FrameDelivery
     private let settings: EncoderSettings
-    private let mixer = SourceMixer()
+    private let mixer: SourceMixer
+    private let stats: StatsBoard
+    private var latency = LatencyWindow()
     /// Which rings the worker reads: a source's bit is set only while its stream runs.
     let activeSources = Atomic<UInt8>(0)
     /// Set when a source was reopened after a failure: the next audio follows a gap.
@@ -27,7 +29,7 @@ final class CaptureWorker: @unchecked Sendable {
 
     init(
         appRing: SampleRing, micRing: SampleRing, wake: WakeSignal, pipeline: FramePipeline,
-        delivery: FrameDelivery, settings: EncoderSettings
+        delivery: FrameDelivery, settings: EncoderSettings, mixer: SourceMixer, stats: StatsBoard
     ) {
         self.appRing = appRing
         self.micRing = micRing
@@ -35,6 +37,8 @@ final class CaptureWorker: @unchecked Sendable {
         self.pipeline = pipeline
         self.delivery = delivery
         self.settings = settings
+        self.mixer = mixer
+        self.stats = stats
         chunk = .allocate(capacity: 4096)
         chunk.initialize(repeating: 0)
     }
@@ -44,6 +48,7 @@ final class CaptureWorker: @unchecked Sendable {
     /// Starts the thread.
     func start() throws(DeskAudioError) {
         precondition(thread == nil, "worker started twice")
+        mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
         stopRequested.store(false, ordering: .releasing)
         thread = try startLibraryThread { [self] in run() }
     }
@@ -88,7 +93,20 @@ final class CaptureWorker: @unchecked Sendable {
             lastChunkEndNs = chunkEndNs
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: chunkEndNs
-            ) { frame in delivery.deliver(frame) }
+            ) { frame in
+                measureLatency()
+                delivery.deliver(frame)
+            }
+            stats.publish(pipeline.counters, mixer: mixer)
+        }
+    }
+
+    // The frame about to be delivered was complete when its last sample arrived.
+    private func measureLatency() {
+        let completedNs = pipeline.lastCaptureTimeNs &+ AudioFormat.frameDurationNs
+        let now = MonotonicClock.nowNs()
+        if let window = latency.add(now > completedNs ? now - completedNs : 0) {
+            stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)
         }
     }
 }

@@ -52,6 +52,59 @@ typedef struct deskaudio_decoder_stats {
     /** Frames flagged DESKAUDIO_FRAME_AFTER_GAP (the sender was silent; nothing concealed). */
     uint64_t gaps;
 } deskaudio_decoder_stats;
+
+/**
+ * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
+ * run from the library's load, through stops and restarts. Levels are over the last
+ * second; -120 stands for silence and for a source that is not captured.
+ */
+typedef struct deskaudio_stats {
+    /** 10 ms frames cut from captured audio. */
+    uint64_t frames_captured;
+    /** Frames encoded and handed to the frame callback. */
+    uint64_t frames_sent;
+    /** Frames held back by the zero gate (silence). */
+    uint64_t frames_gated;
+    /**
+     * Frames' worth of captured audio dropped because the library's worker fell more
+     * than 0.5 s behind the audio server (a frame callback that blocks).
+     */
+    uint64_t frames_dropped_overflow;
+    /**
+     * Frames' worth of one source's audio dropped because it arrived as a backlog after
+     * its time had been filled with silence in the app + mic mix.
+     */
+    uint64_t frames_dropped_late;
+    /** Frames lost because the Opus encoder failed on them. */
+    uint64_t frames_dropped_encoder;
+    /** Frames' worth of a lagging source that the app + mic mix filled with silence. */
+    uint64_t frames_silence_filled;
+    /** AudioFrame bytes handed to the frame callback. */
+    uint64_t bytes_sent;
+    /**
+     * Mean time (ns), over the last second's frames, from the arrival of the audio that
+     * completed a frame to the start of the frame callback with it.
+     */
+    uint64_t callback_latency_mean_ns;
+    /** Longest such time (ns) over the last second's frames. */
+    uint64_t callback_latency_max_ns;
+    /** Device-to-stream latency (ns) the server reports for app audio; -1 if unknown. */
+    int64_t app_server_latency_ns;
+    /** Device-to-stream latency (ns) the server reports for the microphone; -1 if unknown. */
+    int64_t mic_server_latency_ns;
+    /** Bits per second the encoder uses now. */
+    int32_t bitrate;
+    /** The backend capturing now: a deskaudio_backend_kind. */
+    int32_t backend;
+    /** App audio's peak level, dBFS. */
+    float app_peak_dbfs;
+    /** App audio's RMS level, dBFS (a full-scale sine: -3). */
+    float app_rms_dbfs;
+    /** The microphone's peak level, dBFS. */
+    float mic_peak_dbfs;
+    /** The microphone's RMS level, dBFS. */
+    float mic_rms_dbfs;
+} deskaudio_stats;
 /* END PUBLIC TYPES */
 
 #endif

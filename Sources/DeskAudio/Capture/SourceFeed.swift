@@ -1,0 +1,44 @@
+import Synchronization
+
+/// Where one capture stream puts its audio: the ring the library's worker reads, the
+/// source's level meter, and the latency the server reports for the stream. Written by
+/// the stream's (server) thread only; read from any thread.
+final class SourceFeed: @unchecked Sendable {
+    /// Captured interleaved stereo floats, waiting for the worker.
+    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
+    /// The source's level over the last second.
+    let level = LevelMeter()
+    private let serverLatency = Atomic<Int64>(-1)
+    private let capturing = Atomic<Bool>(false)
+
+    /// True while a stream of this source runs (set by the service that opens it).
+    var isCapturing: Bool {
+        get { capturing.load(ordering: .acquiring) }
+        set { capturing.store(newValue, ordering: .releasing) }
+    }
+
+    /// Server thread: meters the samples and queues them for the worker (what does not fit
+    /// in the ring is dropped and counted there).
+    func write(_ samples: UnsafeBufferPointer<Float>) {
+        level.measure(samples)
+        ring.write(samples)
+    }
+
+    /// Server thread: the latency the server reports from the device to this stream.
+    func reportServerLatency(nanoseconds: Int64) {
+        serverLatency.store(max(nanoseconds, 0), ordering: .relaxed)
+    }
+
+    /// The last latency the server reported, in ns; nil before any report.
+    var serverLatencyNs: Int64? {
+        let value = serverLatency.load(ordering: .relaxed)
+        return value < 0 ? nil : value
+    }
+
+    /// While no stream writes: forgets queued audio, levels and latency (a new stream starts).
+    func restart() {
+        ring.discardAll()
+        level.reset()
+        serverLatency.store(-1, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,83 @@
+import Glibc
+import Synchronization
+
+/// Peak and RMS level of one source over the last second, measured in ten 100 ms blocks by
+/// the one thread that feeds it and read from any thread. `measure` takes no lock and
+/// allocates nothing.
+public final class LevelMeter: @unchecked Sendable {
+    /// Floats (both channels) per block: 100 ms at 48 kHz stereo.
+    static let blockFloats = AudioFormat.sampleRate / 10 * AudioFormat.channels
+    /// Blocks in the window: one second.
+    static let blockCount = 10
+
+    private let peaks: UnsafeMutableBufferPointer<Float>
+    private let squares: UnsafeMutableBufferPointer<Double>
+    private var nextBlock = 0
+    private var blockPeak: Float = 0
+    private var blockSquares: Double = 0
+    private var blockFilled = 0
+    private let publishedPeak = Atomic<UInt32>(0)  // Float bit patterns
+    private let publishedRMS = Atomic<UInt32>(0)
+
+    /// A meter that has heard only silence.
+    public init() {
+        peaks = .allocate(capacity: LevelMeter.blockCount)
+        peaks.initialize(repeating: 0)
+        squares = .allocate(capacity: LevelMeter.blockCount)
+        squares.initialize(repeating: 0)
+    }
+
+    deinit {
+        peaks.deallocate()
+        squares.deallocate()
+    }
+
+    /// Feeding thread: takes in interleaved samples; each completed block updates the levels.
+    public func measure(_ samples: UnsafeBufferPointer<Float>) {
+        for sample in samples {
+            blockPeak = max(blockPeak, abs(sample))
+            blockSquares += Double(sample * sample)
+            blockFilled += 1
+            if blockFilled == LevelMeter.blockFloats { finishBlock() }
+        }
+    }
+
+    /// Feeding thread, or while nothing feeds: back to silence.
+    public func reset() {
+        peaks.update(repeating: 0)
+        squares.update(repeating: 0)
+        blockPeak = 0
+        blockSquares = 0
+        blockFilled = 0
+        publishedPeak.store(Float(0).bitPattern, ordering: .relaxed)
+        publishedRMS.store(Float(0).bitPattern, ordering: .relaxed)
+    }
+
+    /// Highest sample magnitude over the last second (1.0 = full scale).
+    public var peak: Float { Float(bitPattern: publishedPeak.load(ordering: .relaxed)) }
+    /// Root mean square over the last second (a full-scale sine gives 0.707).
+    public var rms: Float { Float(bitPattern: publishedRMS.load(ordering: .relaxed)) }
+
+    /// A linear level in dBFS, with silence reported as `floor`.
+    public static func dBFS(_ level: Float, floor: Float = -120) -> Float {
+        level > 0 ? max(20 * log10f(level), floor) : floor
+    }
+
+    private func finishBlock() {
+        peaks[nextBlock] = blockPeak
+        squares[nextBlock] = blockSquares
+        nextBlock = (nextBlock + 1) % LevelMeter.blockCount
+        blockPeak = 0
+        blockSquares = 0
+        blockFilled = 0
+        var peak: Float = 0
+        var sum: Double = 0
+        for block in 0..<LevelMeter.blockCount {
+            peak = max(peak, peaks[block])
+            sum += squares[block]
+        }
+        let rms = Float((sum / Double(LevelMeter.blockFloats * LevelMeter.blockCount)).squareRoot())
+        publishedPeak.store(peak.bitPattern, ordering: .relaxed)
+        publishedRMS.store(rms.bitPattern, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,48 @@
+/// A snapshot of the capture service's counts and measurements. Counts run from the
+/// service's creation, through stops and restarts.
+public struct CaptureStats: Sendable, Equatable {
+    /// One source's level over the last second and the latency its server reports.
+    public struct SourceLevel: Sendable, Equatable {
+        /// Highest sample magnitude, dBFS (−120 for silence).
+        public var peakDBFS: Float
+        /// Root mean square, dBFS (a full-scale sine is −3; −120 for silence).
+        public var rmsDBFS: Float
+        /// Delay from the device to the stream, as the server reports it; nil before a report.
+        public var serverLatencyNs: Int64?
+    }
+
+    /// 10 ms frames cut from captured audio.
+    public var framesCaptured: UInt64 = 0
+    /// Frames encoded and handed to the host.
+    public var framesSent: UInt64 = 0
+    /// Frames held back by the zero gate.
+    public var framesGated: UInt64 = 0
+    /// Frames' worth of captured audio dropped because the worker fell more than the ring
+    /// (0.5 s) behind, as behind a blocking frame callback.
+    public var framesDroppedOverflow: UInt64 = 0
+    /// Frames' worth of a source's audio dropped because it arrived as a backlog after its
+    /// time had been filled with silence in the mix.
+    public var framesDroppedLate: UInt64 = 0
+    /// Frames lost because the encoder failed on them.
+    public var framesDroppedEncoder: UInt64 = 0
+    /// Frames' worth of a lagging source that the mix filled with silence.
+    public var framesSilenceFilled: UInt64 = 0
+    /// AudioFrame bytes handed to the host.
+    public var bytesSent: UInt64 = 0
+    /// Bits per second the encoder uses now.
+    public var bitrate: Int32 = 0
+    /// The backend capture uses now; nil while stopped.
+    public var backend: AudioBackend?
+    /// App audio's level; nil while it is not captured.
+    public var app: SourceLevel?
+    /// The microphone's level; nil while it is not captured.
+    public var mic: SourceLevel?
+    /// Mean time, over the last second's frames, from the arrival of the buffer that
+    /// completed a frame to the start of the frame callback.
+    public var callbackLatencyMeanNs: UInt64 = 0
+    /// Longest such time over the last second's frames.
+    public var callbackLatencyMaxNs: UInt64 = 0
+
+    /// An all-zero snapshot.
+    public init() {}
+}

@@ -1,0 +1,46 @@
+import Synchronization
+
+/// The worker's running counts, published for readers on other threads. The worker is
+/// the only writer; every access is a relaxed atomic, so the worker never waits for a reader.
+final class StatsBoard: Sendable {
+    private let framesCaptured = Atomic<UInt64>(0)
+    private let framesSent = Atomic<UInt64>(0)
+    private let framesGated = Atomic<UInt64>(0)
+    private let framesFailed = Atomic<UInt64>(0)
+    private let bytesSent = Atomic<UInt64>(0)
+    private let lateDroppedSamples = Atomic<UInt64>(0)
+    private let silenceFilledSamples = Atomic<UInt64>(0)
+    private let latencyMeanNs = Atomic<UInt64>(0)
+    private let latencyMaxNs = Atomic<UInt64>(0)
+
+    /// Worker: the pipeline's and the mixer's counts so far.
+    func publish(_ counters: FramePipeline.Counters, mixer: SourceMixer) {
+        framesCaptured.store(counters.framesCaptured, ordering: .relaxed)
+        framesSent.store(counters.framesSent, ordering: .relaxed)
+        framesGated.store(counters.framesGated, ordering: .relaxed)
+        framesFailed.store(counters.framesFailed, ordering: .relaxed)
+        bytesSent.store(counters.bytesSent, ordering: .relaxed)
+        lateDroppedSamples.store(mixer.lateDroppedSamples, ordering: .relaxed)
+        silenceFilledSamples.store(mixer.silenceFilledSamples, ordering: .relaxed)
+    }
+
+    /// Worker: the callback latency over the last window of frames.
+    func publishLatency(meanNs: UInt64, maxNs: UInt64) {
+        latencyMeanNs.store(meanNs, ordering: .relaxed)
+        latencyMaxNs.store(maxNs, ordering: .relaxed)
+    }
+
+    /// Any thread: the counts into `stats`.
+    func read(into stats: inout CaptureStats) {
+        let frame = UInt64(AudioFormat.frameSamples)
+        stats.framesCaptured = framesCaptured.load(ordering: .relaxed)
+        stats.framesSent = framesSent.load(ordering: .relaxed)
+        stats.framesGated = framesGated.load(ordering: .relaxed)
+        stats.framesDroppedEncoder = framesFailed.load(ordering: .relaxed)
+        stats.bytesSent = bytesSent.load(ordering: .relaxed)
+        stats.framesDroppedLate = lateDroppedSamples.load(ordering: .relaxed) / frame
+        stats.framesSilenceFilled = silenceFilledSamples.load(ordering: .relaxed) / frame
+        stats.callbackLatencyMeanNs = latencyMeanNs.load(ordering: .relaxed)
+        stats.callbackLatencyMaxNs = latencyMaxNs.load(ordering: .relaxed)
+    }
+}

@@ -1,0 +1,69 @@
+import DeskAudio
+import DeskAudioC
+import DeskAudioCTypes
+import Foundation
+import TestSupport
+import Testing
+
+extension RealServerTests {
+    /// deskaudio_get_stats() while app audio and the microphone carry known tones.
+    @Suite struct StatsThroughCABITests {
+        static func stats() -> deskaudio_stats {
+            var stats = deskaudio_stats()
+            #expect(deskaudio_get_stats(&stats) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            return stats
+        }
+
+        @Test func countsLevelsAndLatenciesFollowTheAudio() throws {
+            let before = Self.stats()
+            var during = deskaudio_stats()
+            let collector = try capture(mic: true, app: true) {
+                let app = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 2.5)
+                let mic = try ExternalTools.playTone(
+                    frequency: 440, amplitude: 0.25, seconds: 2.5, device: "deskaudio_micfeed")
+                Thread.sleep(forTimeInterval: 1.8)  // the last second is all tone
+                during = Self.stats()
+                app.waitUntilExit()
+                mic.waitUntilExit()
+            }
+            let after = Self.stats()
+            let frames = try collector.parsed()
+
+            // Levels: sine peaks are the amplitude, RMS is amplitude / sqrt(2).
+            #expect(abs(during.app_peak_dbfs - (-6.02)) < 1, "app peak \(during.app_peak_dbfs)")
+            #expect(abs(during.app_rms_dbfs - (-9.03)) < 1, "app RMS \(during.app_rms_dbfs)")
+            #expect(abs(during.mic_peak_dbfs - (-12.04)) < 1, "mic peak \(during.mic_peak_dbfs)")
+            #expect(abs(during.mic_rms_dbfs - (-15.05)) < 1, "mic RMS \(during.mic_rms_dbfs)")
+            #expect(during.backend == deskaudio_backend_kind.DESKAUDIO_BACKEND_PIPEWIRE.rawValue)
+            #expect(during.bitrate == 128_000)
+            #expect((0..<500_000_000).contains(during.app_server_latency_ns), "\(during.app_server_latency_ns)")
+            #expect((0..<500_000_000).contains(during.mic_server_latency_ns), "\(during.mic_server_latency_ns)")
+            #expect(during.callback_latency_mean_ns > 0)
+            #expect(during.callback_latency_mean_ns <= during.callback_latency_max_ns)
+
+            // Counts: exactly what reached the callback.
+            #expect(after.frames_sent - before.frames_sent == UInt64(frames.count))
+            let bytes = frames.reduce(0) { $0 + AudioFrameHeader.byteCount + $1.payload.count }
+            #expect(after.bytes_sent - before.bytes_sent == UInt64(bytes))
+            #expect(after.frames_captured - before.frames_captured
+                == (after.frames_sent - before.frames_sent) + (after.frames_gated - before.frames_gated))
+            #expect(after.frames_dropped_overflow == before.frames_dropped_overflow)
+            #expect(after.frames_dropped_encoder == before.frames_dropped_encoder)
+
+            // Stopped: no backend, sources silent.
+            #expect(after.backend == deskaudio_backend_kind.DESKAUDIO_BACKEND_NONE.rawValue)
+            #expect(after.app_rms_dbfs == -120 && after.mic_peak_dbfs == -120)
+            #expect(after.app_server_latency_ns == -1)
+            print(
+                "measured: stats during 1 kHz @0.5 + 440 Hz @0.25: app peak \(during.app_peak_dbfs) RMS "
+                    + "\(during.app_rms_dbfs), mic peak \(during.mic_peak_dbfs) RMS \(during.mic_rms_dbfs) dBFS; "
+                    + "server latency app \(during.app_server_latency_ns / 1000) µs, mic "
+                    + "\(during.mic_server_latency_ns / 1000) µs; callback latency mean "
+                    + "\(during.callback_latency_mean_ns / 1000) µs, max \(during.callback_latency_max_ns / 1000) µs")
+        }
+
+        @Test func nullIsRefused() {
+            #expect(deskaudio_get_stats(nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        }
+    }
+}
