@@ -14,11 +14,18 @@
  * deskaudio_status; deskaudio_strerror() names a code and deskaudio_last_error() tells
  * what went wrong on the calling thread. No call crashes on bad input.
  *
- * Threads: every function may be called from any thread. The frame callback runs on the
- * library's own worker thread, never on an audio server's thread; from inside it,
- * set_audio_callback() and the deskaudio_set_* functions may be called, enable_audio()
- * returns DESKAUDIO_ERROR_WRONG_THREAD. A slow callback never stalls the audio server;
- * captured audio waits for it in a 0.5 s buffer, and what overflows that is dropped.
+ * Threads: every function may be called from any thread, at any time, concurrently.
+ * The frame callback runs on the library's own worker thread, never on an audio
+ * server's thread. From inside it these may be called: set_audio_callback(),
+ * deskaudio_set_bitrate/complexity/fec/gate/bitrate_range(), deskaudio_report_packet_loss(),
+ * deskaudio_get_stats(), deskaudio_backend(), deskaudio_set_backend(), the event and log
+ * callback setters, the receiving-side functions and the version and error functions.
+ * enable_audio() and deskaudio_set_app_device()/deskaudio_set_mic_device() return
+ * DESKAUDIO_ERROR_WRONG_THREAD there instead of deadlocking; deskaudio_list_devices() works
+ * but blocks the callback while it asks the server. Event and log callbacks run on another
+ * library thread, where every function may be called, enable_audio() included. A slow
+ * frame callback never stalls the audio server; captured audio waits for it in a 0.5 s
+ * buffer, and what overflows that is dropped and counted (deskaudio_stats).
  *
  * Ownership: pointers passed to the callback are the library's and valid only during the
  * call; strings returned by the library are the library's; user_data is the host's and is
@@ -61,6 +68,36 @@ typedef enum deskaudio_device_kind {
     /** An input (source) that is not a monitor: a microphone. */
     DESKAUDIO_DEVICE_SOURCE = 2,
 } deskaudio_device_kind;
+
+/** What happened, in a deskaudio_event_callback. */
+typedef enum deskaudio_event {
+    /** A source started capturing, or came back after its server went away. */
+    DESKAUDIO_EVENT_CONNECTED = 1,
+    /**
+     * A source's stream was lost (its audio server stopped or dropped it); the library
+     * keeps trying to reopen it.
+     */
+    DESKAUDIO_EVENT_DISCONNECTED = 2,
+    /**
+     * A source now captures another device: the host chose one, or (PulseAudio API) the
+     * default it follows changed.
+     */
+    DESKAUDIO_EVENT_DEVICE_CHANGED = 3,
+    /** Something failed that no call returned to the host. */
+    DESKAUDIO_EVENT_ERROR = 4,
+} deskaudio_event;
+
+/** How much a log message matters. */
+typedef enum deskaudio_log_level {
+    /** A failure. */
+    DESKAUDIO_LOG_ERROR = 1,
+    /** Something went wrong and was handled. */
+    DESKAUDIO_LOG_WARNING = 2,
+    /** State changes: streams opened and closed, devices, backend. */
+    DESKAUDIO_LOG_INFO = 3,
+    /** Detail for tracking a problem down. */
+    DESKAUDIO_LOG_DEBUG = 4,
+} deskaudio_log_level;
 
 /** Bits of deskaudio_frame_info.flags. */
 typedef enum deskaudio_frame_flag {
@@ -234,6 +271,19 @@ typedef void (*deskaudio_frame_callback)(const uint8_t *frame, size_t len, void 
 typedef void (*deskaudio_device_callback)(int32_t kind, const char *name, const char *description, bool is_default, void *user_data);
 
 /**
+ * Called with a deskaudio_event and a one-line English detail ("app audio: …"), valid
+ * only during the call. Runs on a thread of the library's own (never an audio server's,
+ * never inside a library lock), one call at a time.
+ */
+typedef void (*deskaudio_event_callback)(int32_t event, const char *detail, void *user_data);
+
+/**
+ * Called with a deskaudio_log_level and a message without a trailing newline, valid only
+ * during the call; same thread rules as deskaudio_event_callback.
+ */
+typedef void (*deskaudio_log_callback)(int32_t level, const char *message, void *user_data);
+
+/**
  * A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out,
  * frames lost in transit concealed. Use it from one thread at a time.
  */
@@ -347,6 +397,22 @@ int32_t deskaudio_set_app_device(const char *name);
  * moves to the source at once. Not callable from inside the audio callback.
  */
 int32_t deskaudio_set_mic_device(const char *name);
+
+/**
+ * Sets the function that receives state events, with `user_data` passed back; NULL
+ * unregisters. Once this returns, the previous callback is never called again (from
+ * inside a callback, the change applies from the next event). Events wait in a queue of
+ * 256; beyond that they are dropped.
+ */
+void deskaudio_set_event_callback(deskaudio_event_callback callback, void *user_data);
+
+/**
+ * Sets the function that receives log messages up to `max_level` (a deskaudio_log_level;
+ * DESKAUDIO_LOG_INFO is a good default), with `user_data` passed back; NULL unregisters.
+ * Without one the library logs nothing, and it never writes to stdout or stderr itself.
+ * Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown level.
+ */
+int32_t deskaudio_set_log_callback(deskaudio_log_callback callback, int32_t max_level, void *user_data);
 
 /** The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
 const char *deskaudio_version(void);

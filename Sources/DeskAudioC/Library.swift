@@ -8,11 +8,18 @@
 //! deskaudio_status; deskaudio_strerror() names a code and deskaudio_last_error() tells
 //! what went wrong on the calling thread. No call crashes on bad input.
 //!
-//! Threads: every function may be called from any thread. The frame callback runs on the
-//! library's own worker thread, never on an audio server's thread; from inside it,
-//! set_audio_callback() and the deskaudio_set_* functions may be called, enable_audio()
-//! returns DESKAUDIO_ERROR_WRONG_THREAD. A slow callback never stalls the audio server;
-//! captured audio waits for it in a 0.5 s buffer, and what overflows that is dropped.
+//! Threads: every function may be called from any thread, at any time, concurrently.
+//! The frame callback runs on the library's own worker thread, never on an audio
+//! server's thread. From inside it these may be called: set_audio_callback(),
+//! deskaudio_set_bitrate/complexity/fec/gate/bitrate_range(), deskaudio_report_packet_loss(),
+//! deskaudio_get_stats(), deskaudio_backend(), deskaudio_set_backend(), the event and log
+//! callback setters, the receiving-side functions and the version and error functions.
+//! enable_audio() and deskaudio_set_app_device()/deskaudio_set_mic_device() return
+//! DESKAUDIO_ERROR_WRONG_THREAD there instead of deadlocking; deskaudio_list_devices() works
+//! but blocks the callback while it asks the server. Event and log callbacks run on another
+//! library thread, where every function may be called, enable_audio() included. A slow
+//! frame callback never stalls the audio server; captured audio waits for it in a 0.5 s
+//! buffer, and what overflows that is dropped and counted (deskaudio_stats).
 //!
 //! Ownership: pointers passed to the callback are the library's and valid only during the
 //! call; strings returned by the library are the library's; user_data is the host's and is

@@ -13,13 +13,16 @@ let audioRig = URL(fileURLWithPath: #filePath)
 /// captured; checks that capture comes back by itself, in sequence, with the gap flagged.
 func captureSurvivesARestart(runtimeDirectory: String, environment: [String: String] = [:]) throws {
     let collector = FrameCollector()
+    let notices = NoticeCollector()
     set_audio_callback(FrameCollector.callback, collector.userData)
     defer {
         _ = enable_audio(false, false)
         set_audio_callback(nil, nil)
+        deskaudio_set_event_callback(nil, nil)
     }
     #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
     #expect(waitUntil(seconds: 3) { collector.count >= 20 })
+    deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
     // libc's system(), not Foundation's Process: the restarted daemons outlive the script,
     // and Process.waitUntilExit was seen never to return for it.
     let restart = system(
@@ -34,6 +37,12 @@ func captureSurvivesARestart(runtimeDirectory: String, environment: [String: Str
     player.waitUntilExit()
     Thread.sleep(forTimeInterval: 0.3)
     _ = enable_audio(false, false)
+    // Each reconnect is reported: lost, then back.
+    let kinds = notices.kinds
+    #expect(kinds.first == .DESKAUDIO_EVENT_DISCONNECTED && kinds.last == .DESKAUDIO_EVENT_CONNECTED, "\(notices.events)")
+    #expect(
+        zip(kinds, kinds.dropFirst()).allSatisfy { $0 != $1 } && kinds.count % 2 == 0,
+        "lost and back alternate: \(notices.events)")
 
     let frames = try collector.parsed()
     let sequences = frames.map(\.header.sequence)

@@ -27,3 +27,15 @@ public enum CaptureTarget: Sendable, Equatable {
         }
     }
 }
+
+extension CaptureTarget: CustomStringConvertible {
+    /// The target in words, for messages.
+    public var description: String {
+        switch self {
+        case .defaultSinkMonitor: "the default sink's monitor"
+        case .defaultSource: "the default source"
+        case .sinkMonitor(let name): "the monitor of sink \(name)"
+        case .source(let name): "source \(name)"
+        }
+    }
+}

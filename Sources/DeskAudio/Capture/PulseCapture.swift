@@ -251,6 +251,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         guard case .device(let newDevice) = answer, let stream else { return }
         let current = pa_stream_get_device_name(stream).map { String(cString: $0) }
         guard newDevice != current else { return }
+        feed.reportDeviceChange(to: newDevice)
         pa_operation_unref(
             pa_context_move_source_output_by_name(
                 connection?.context, pa_stream_get_index(stream), newDevice, nil, nil))

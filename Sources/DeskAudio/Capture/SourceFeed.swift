@@ -1,15 +1,31 @@
 import Synchronization
 
 /// Where one capture stream puts its audio: the ring the library's worker reads, the
-/// source's level meter, and the latency the server reports for the stream. Written by
-/// the stream's (server) thread only; read from any thread.
+/// source's level meter, the latency the server reports for the stream, and the notices
+/// about it. Written by the stream's (server) thread only; read from any thread.
 final class SourceFeed: @unchecked Sendable {
+    /// What the source is, for messages: "app audio" or "the microphone".
+    let name: String
+    /// Where events and log messages about the source go.
+    let notices: NoticeBoard
     /// Captured interleaved stereo floats, waiting for the worker.
     let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
     /// The source's level over the last second.
     let level = LevelMeter()
     private let serverLatency = Atomic<Int64>(-1)
     private let capturing = Atomic<Bool>(false)
+
+    /// A feed for the source `name`.
+    init(name: String, notices: NoticeBoard) {
+        self.name = name
+        self.notices = notices
+    }
+
+    /// Server thread: the stream was moved to `device` (its default changed).
+    func reportDeviceChange(to device: String) {
+        notices.post(.deviceChanged, "\(name): \(device)")
+        notices.log(.info, "\(name) follows the default to \(device)")
+    }
 
     /// True while a stream of this source runs (set by the service that opens it).
     var isCapturing: Bool {

@@ -12,8 +12,10 @@ public final class AudioService: @unchecked Sendable {
 
     private let control: UnsafeMutablePointer<pthread_mutex_t>
     private let delivery = FrameDelivery()
-    private let appFeed = SourceFeed()
-    private let micFeed = SourceFeed()
+    /// Events and log messages for the host.
+    public let notices = NoticeBoard()
+    private lazy var appFeed = SourceFeed(name: "app audio", notices: notices)
+    private lazy var micFeed = SourceFeed(name: "the microphone", notices: notices)
     private let mixer = SourceMixer()
     private let statsBoard = StatsBoard()
     private let wake = WakeSignal()
@@ -65,6 +67,7 @@ public final class AudioService: @unchecked Sendable {
                 if startApp { appStream = try open(appTarget, feed: appFeed, backend: backend) }
                 if startMic { micStream = try open(micTarget, feed: micFeed, backend: backend) }
             } catch {
+                notices.log(.error, "capture did not start: \(error.message)")
                 if startApp { stop(source: CaptureWorker.appBit) }
                 if startMic { stop(source: CaptureWorker.micBit) }
                 if appStream == nil && micStream == nil { stopAll() }
@@ -112,6 +115,7 @@ public final class AudioService: @unchecked Sendable {
         let stream = try open(mic ? micTarget : appTarget, feed: mic ? micFeed : appFeed, backend: inUse.value)
         if mic { micStream = stream } else { appStream = stream }
         worker.activeSources.bitwiseOr(bit, ordering: .releasing)
+        notices.post(.deviceChanged, "\(mic ? micFeed.name : appFeed.name): \(name ?? "the default")")
     }
 
     /// The backend capture uses now, nil while stopped.
@@ -220,6 +224,10 @@ public final class AudioService: @unchecked Sendable {
         else {
             return
         }
+        if !retry.isRetrying {
+            notices.post(.disconnected, "\(feed.name): the audio server dropped the stream")
+            notices.log(.warning, "\(feed.name): stream lost, reconnecting")
+        }
         worker.activeSources.bitwiseAnd(~bit, ordering: .releasing)
         failed.stop()
         do throws(DeskAudioError) {
@@ -230,6 +238,7 @@ public final class AudioService: @unchecked Sendable {
             worker.activeSources.bitwiseOr(bit, ordering: .releasing)
             retry.reset()
         } catch {
+            notices.log(.debug, "\(feed.name): reconnect failed: \(error.message)")
             retry.failed(at: MonotonicClock.nowNs())  // the failed stream stays, to be retried
         }
     }
@@ -247,6 +256,9 @@ public final class AudioService: @unchecked Sendable {
             }
         }
         feed.isCapturing = true
+        let backendName = inUse.value?.rawValue ?? "?"
+        notices.post(.connected, "\(feed.name): \(target) via \(backendName)")
+        notices.log(.info, "\(feed.name) capturing \(target) via \(backendName)")
         return stream
     }
 
@@ -271,10 +283,12 @@ public final class AudioService: @unchecked Sendable {
     private func stop(source bit: UInt8) {
         worker?.activeSources.bitwiseAnd(~bit, ordering: .releasing)
         if bit == CaptureWorker.appBit {
+            if appStream != nil { notices.log(.info, "app audio stopped") }
             appStream?.stop()
             appStream = nil
             appFeed.isCapturing = false
         } else {
+            if micStream != nil { notices.log(.info, "the microphone stopped") }
             micStream?.stop()
             micStream = nil
             micFeed.isCapturing = false

@@ -6,6 +6,9 @@ struct RetryBackoff {
     private var delayNs = RetryBackoff.firstDelayNs
     private var nextAttemptNs: UInt64 = 0
 
+    /// True after a failed attempt, until one succeeds.
+    var isRetrying: Bool { nextAttemptNs != 0 }
+
     /// True when an attempt may be made at `nowNs`.
     func isDue(at nowNs: UInt64) -> Bool { nowNs >= nextAttemptNs }
 

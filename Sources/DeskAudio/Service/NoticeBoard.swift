@@ -1,0 +1,122 @@
+import Glibc
+import Synchronization
+
+/// Events and log messages on their way to the host's handlers. Any thread posts (a short
+/// lock around a bounded queue; never on a per-frame path); one thread of the library's
+/// own delivers, so a handler may call back into the library, and never runs on an audio
+/// server's thread or inside a library lock. Once a setter returns (on any thread but the
+/// delivering one), the old handler is not called again.
+public final class NoticeBoard: @unchecked Sendable {
+    /// Receives an event and a one-line detail, valid only during the call.
+    public typealias EventHandler = @Sendable (LibraryEvent, String) -> Void
+    /// Receives a log message, valid only during the call.
+    public typealias LogHandler = @Sendable (LogLevel, String) -> Void
+
+    private enum Notice {
+        case event(LibraryEvent, String)
+        case log(LogLevel, String)
+    }
+
+    /// Notices waiting beyond this many are dropped (and counted), so a stuck handler
+    /// cannot grow memory without bound.
+    public static let capacity = 256
+
+    private let queue = Mutex<[Notice]>([])
+    private let dropped = Atomic<UInt64>(0)
+    private let logLevel = Atomic<Int32>(0)  // 0: no log handler
+    private let handlerLock: UnsafeMutablePointer<pthread_mutex_t>
+    private var eventHandler: EventHandler?
+    private var logHandler: LogHandler?
+    private let wake = WakeSignal()
+    private let deliveringThread = Atomic<UInt>(0)
+    private let started = Atomic<Bool>(false)
+
+    /// A board with no handlers; its thread starts with the first notice.
+    public init() {
+        handlerLock = .allocate(capacity: 1)
+        pthread_mutex_init(handlerLock, nil)
+    }
+
+    /// Notices dropped because the queue was full.
+    public var droppedCount: UInt64 { dropped.load(ordering: .relaxed) }
+
+    /// Sets the event handler (nil: none).
+    public func setEventHandler(_ handler: EventHandler?) {
+        withHandlers { eventHandler = handler }
+    }
+
+    /// Sets the log handler (nil: none) and the most detailed level it gets.
+    public func setLogHandler(_ handler: LogHandler?, level: LogLevel) {
+        withHandlers {
+            logHandler = handler
+            logLevel.store(handler == nil ? 0 : level.rawValue, ordering: .relaxed)
+        }
+    }
+
+    /// Queues an event for the event handler.
+    public func post(_ event: LibraryEvent, _ detail: String) {
+        enqueue(.event(event, detail))
+    }
+
+    /// Queues a log message, if a log handler wants its level; `message` is only built then.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard level.rawValue <= logLevel.load(ordering: .relaxed) else { return }
+        enqueue(.log(level, message()))
+    }
+
+    /// Blocks until every notice queued before the call has been delivered (tests, shutdown).
+    /// Returns at once on the delivering thread.
+    public func flush() {
+        if isDeliveringThread { return }
+        while !queue.withLock({ $0.isEmpty }) { usleep(1000) }
+        pthread_mutex_lock(handlerLock)  // a delivery in progress ends first
+        pthread_mutex_unlock(handlerLock)
+    }
+
+    private var isDeliveringThread: Bool {
+        deliveringThread.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
+    private func withHandlers(_ change: () -> Void) {
+        if isDeliveringThread { return change() }  // its lock is held around our caller
+        pthread_mutex_lock(handlerLock)
+        change()
+        pthread_mutex_unlock(handlerLock)
+    }
+
+    private func enqueue(_ notice: Notice) {
+        let accepted = queue.withLock { queue in
+            guard queue.count < NoticeBoard.capacity else { return false }
+            queue.append(notice)
+            return true
+        }
+        guard accepted else {
+            dropped.add(1, ordering: .relaxed)
+            return
+        }
+        if !started.exchange(true, ordering: .acquiringAndReleasing) {
+            if (try? startLibraryThread({ [self] in deliverForever() })) == nil {
+                started.store(false, ordering: .releasing)
+            }
+        }
+        wake.signal()
+    }
+
+    // The board's thread: runs for the life of the process (the board is a library global).
+    private func deliverForever() {
+        while true {
+            wake.wait(milliseconds: 1000)
+            pthread_mutex_lock(handlerLock)
+            deliveringThread.store(UInt(pthread_self()), ordering: .releasing)
+            while let notice = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+                switch notice {
+                case .event(let event, let detail): eventHandler?(event, detail)
+                case .log(let level, let message):
+                    if level.rawValue <= logLevel.load(ordering: .relaxed) { logHandler?(level, message) }
+                }
+            }
+            deliveringThread.store(0, ordering: .releasing)
+            pthread_mutex_unlock(handlerLock)
+        }
+    }
+}

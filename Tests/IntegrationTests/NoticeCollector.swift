@@ -1,0 +1,31 @@
+import DeskAudioC
+import Foundation
+import Synchronization
+
+/// Records what deskaudio_set_event_callback and deskaudio_set_log_callback deliver.
+final class NoticeCollector: Sendable {
+    private let received = Mutex<[(kind: Int32, text: String)]>([])
+    private let logs = Mutex<[(level: Int32, text: String)]>([])
+
+    var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    static let onEvent: deskaudio_event_callback = { event, detail, userData in
+        let collector = Unmanaged<NoticeCollector>.fromOpaque(userData!).takeUnretainedValue()
+        let text = String(cString: detail!)
+        collector.received.withLock { $0.append((event, text)) }
+    }
+
+    static let onLog: deskaudio_log_callback = { level, message, userData in
+        let collector = Unmanaged<NoticeCollector>.fromOpaque(userData!).takeUnretainedValue()
+        let text = String(cString: message!)
+        collector.logs.withLock { $0.append((level, text)) }
+    }
+
+    /// Events so far, in order.
+    var events: [(kind: Int32, text: String)] { received.withLock { $0 } }
+    /// Log messages so far, in order.
+    var messages: [(level: Int32, text: String)] { logs.withLock { $0 } }
+
+    /// The kinds of the events so far.
+    var kinds: [deskaudio_event] { events.compactMap { deskaudio_event(rawValue: $0.kind) } }
+}
