@@ -15,6 +15,8 @@ let package = Package(
         .systemLibrary(
             name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(
+            name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
 
         // Only what Swift cannot call itself: libopus's variadic ctl requests and PipeWire's
         // macro-only methods.
@@ -23,7 +25,7 @@ let package = Package(
         // The audio core: capture → pipeline → wire. Glibc only, no Foundation.
         .target(
             name: "DeskAudio",
-            dependencies: ["COpus", "CPipeWire", "CPulse", "DeskAudioShim"]
+            dependencies: ["COpus", "CPipeWire", "CPulse", "CSpeexDSP", "DeskAudioShim"]
         ),
 
         // The C ABI's structs, in C so the C compiler fixes their layout.

@@ -99,6 +99,14 @@ typedef enum deskaudio_log_level {
     DESKAUDIO_LOG_DEBUG = 4,
 } deskaudio_log_level;
 
+/** Sample formats of deskaudio_push_pcm(). */
+typedef enum deskaudio_pcm_format {
+    /** Signed 16-bit integers, native byte order. */
+    DESKAUDIO_PCM_S16 = 1,
+    /** 32-bit floats, native byte order, nominally within ±1; NaN and infinity are refused. */
+    DESKAUDIO_PCM_F32 = 2,
+} deskaudio_pcm_format;
+
 /** Bits of deskaudio_frame_info.flags. */
 typedef enum deskaudio_frame_flag {
     /** The first frame sent after the sender held frames back (silence, a capture restart). */
@@ -107,6 +115,8 @@ typedef enum deskaudio_frame_flag {
     DESKAUDIO_FRAME_APP = 2,
     /** Microphone audio is in the frame. */
     DESKAUDIO_FRAME_MIC = 4,
+    /** PCM the host delivered (deskaudio_push_pcm) is in the frame. */
+    DESKAUDIO_FRAME_HOST = 8,
 } deskaudio_frame_flag;
 
 /** The backend in deskaudio_stats.backend. */
@@ -413,6 +423,20 @@ void deskaudio_set_event_callback(deskaudio_event_callback callback, void *user_
  * Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown level.
  */
 int32_t deskaudio_set_log_callback(deskaudio_log_callback callback, int32_t max_level, void *user_data);
+
+/**
+ * Sends PCM the host got elsewhere (another capture API, a file, a speech engine):
+ * `bytes` bytes of interleaved `format` samples, `channels` (1 or 2) at `sample_rate`
+ * (8000 to 96000 Hz). It is resampled to 48 kHz stereo (speexdsp) and goes through the
+ * same framing, gate and encoder as captured audio, mixed with it (frames carry
+ * DESKAUDIO_FRAME_HOST); while nothing is captured it is framed alone, as fast as it comes.
+ * Returns the frames (samples per channel) taken: all, or fewer when 1 s of audio already
+ * waits, in which case push the rest later. Errors take nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for NULL with bytes > 0, a byte count that is not whole frames, over 960000 frames, a bad
+ * format or channel count, or a non-finite float; DESKAUDIO_ERROR_NOT_SUPPORTED for a rate
+ * outside 8000–96000. enable_audio(false, false) drops what still waits.
+ */
+int32_t deskaudio_push_pcm(const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate);
 
 /** The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
 const char *deskaudio_version(void);

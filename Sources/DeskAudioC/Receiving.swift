@@ -11,6 +11,8 @@ public enum deskaudio_frame_flag: Int32 {
     case DESKAUDIO_FRAME_APP = 2
     /// Microphone audio is in the frame.
     case DESKAUDIO_FRAME_MIC = 4
+    /// PCM the host delivered (deskaudio_push_pcm) is in the frame.
+    case DESKAUDIO_FRAME_HOST = 8
 }
 
 /// Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*

@@ -30,6 +30,9 @@ public final class SampleRing: @unchecked Sendable {
         writeIndex.load(ordering: .acquiring) - readIndex.load(ordering: .acquiring)
     }
 
+    /// Floats that fit now (writer's view: it can only grow until the writer writes).
+    public var freeFloats: Int { capacity - availableFloats }
+
     /// Floats dropped because the ring was full, since creation.
     public var droppedFloats: Int { dropped.load(ordering: .relaxed) }
 

@@ -24,6 +24,9 @@ public final class SourceMixer {
     // Floats of each source replaced by silence and not yet made up for: a backlog of
     // that source, up to this much, is dropped when it arrives.
     private var appDebt = 0
+    private var overlayPrimed = false
+    /// 40 ms: what an overlaid source must have queued before it is mixed in.
+    public static let overlayPrimeSamples = 1920
     private var micDebt = 0
 
     /// A mixer that waits at most `maxWaitSamples` per channel for a lagging source.
@@ -76,8 +79,25 @@ public final class SourceMixer {
         return (count, flags)
     }
 
+    /// Adds audio from `ring` onto `output` (with the same limiter as the mix); returns
+    /// whether anything was added. For host-delivered PCM, which comes in bursts on the
+    /// host's own clock: it is mixed in once `overlayPrimeSamples` wait, then continuously,
+    /// and after running dry it waits to be primed again, so bursts do not chop it up.
+    public func overlay(_ ring: SampleRing, onto output: UnsafeMutableBufferPointer<Float>) -> Bool {
+        if !overlayPrimed {
+            guard ring.availableFloats >= SourceMixer.overlayPrimeSamples * AudioFormat.channels else { return false }
+            overlayPrimed = true
+        }
+        let wanted = min(output.count, scratch.count)
+        let count = ring.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<wanted]))
+        if count < wanted { overlayPrimed = false }
+        for index in 0..<count { output[index] = SourceMixer.limit(output[index] + scratch[index]) }
+        return count > 0
+    }
+
     /// Forgets audio owed by a lagging source (after a gap, what arrives is new audio).
     public func forgetLateAudio() {
+        overlayPrimed = false
         appDebt = 0
         micDebt = 0
     }

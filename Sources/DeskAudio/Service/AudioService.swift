@@ -17,6 +17,7 @@ public final class AudioService: @unchecked Sendable {
     private lazy var appFeed = SourceFeed(name: "app audio", notices: notices)
     private lazy var micFeed = SourceFeed(name: "the microphone", notices: notices)
     private let mixer = SourceMixer()
+    private let hostInput = HostPCMInput()
     private let statsBoard = StatsBoard()
     private let wake = WakeSignal()
     private var pipeline: FramePipeline?
@@ -80,6 +81,24 @@ public final class AudioService: @unchecked Sendable {
         if !app { stop(source: CaptureWorker.appBit) }
         if !mic { stop(source: CaptureWorker.micBit) }
         if !app && !mic { stopAll() }
+    }
+
+    /// Takes interleaved PCM the host got elsewhere (HostPCMInput.push: any of its formats,
+    /// 1 or 2 channels, 8–96 kHz), mixed with captured audio, or framed alone while nothing
+    /// is captured; the library's worker is started for it if capture is off. Returns the
+    /// input frames taken (fewer when 1 s is already queued). enable(mic: false, app: false)
+    /// stops the worker and drops what is queued.
+    public func pushPCM(
+        _ bytes: UnsafeRawBufferPointer, format: HostPCMInput.SampleFormat, channels: Int32, rate: Int32
+    ) throws(DeskAudioError) -> Int {
+        let taken = try hostInput.push(bytes, format: format, channels: channels, rate: rate)
+        // Never waits for a start or stop in progress: that one decides whether the worker runs.
+        if taken > 0 && !delivery.isDeliveringThread && pthread_mutex_trylock(control) == 0 {
+            defer { pthread_mutex_unlock(control) }
+            _ = try runningWorker()
+        }
+        wake.signal()
+        return taken
     }
 
     /// The capture devices of the server the backend choice picks (the one in use while
@@ -188,7 +207,7 @@ public final class AudioService: @unchecked Sendable {
             pipeline.markDiscontinuity(skippedSamples: paused)
         }
         let worker = CaptureWorker(
-            appRing: appFeed.ring, micRing: micFeed.ring, wake: wake, pipeline: pipeline, delivery: delivery,
+            appRing: appFeed.ring, micRing: micFeed.ring, hostRing: hostInput.ring, wake: wake, pipeline: pipeline, delivery: delivery,
             settings: settings, mixer: mixer, stats: statsBoard)
         try worker.start()
         self.worker = worker
@@ -307,6 +326,7 @@ public final class AudioService: @unchecked Sendable {
         stop(source: CaptureWorker.micBit)
         worker?.stop()
         if worker != nil { stoppedAtNs = MonotonicClock.nowNs() }
+        hostInput.reset()
         worker = nil
         inUse.value = nil
     }

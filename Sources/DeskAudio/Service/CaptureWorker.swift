@@ -11,6 +11,7 @@ final class CaptureWorker: @unchecked Sendable {
 
     private let appRing: SampleRing
     private let micRing: SampleRing
+    private let hostRing: SampleRing
     private let wake: WakeSignal
     private let pipeline: FramePipeline
     private let delivery: FrameDelivery
@@ -28,11 +29,12 @@ final class CaptureWorker: @unchecked Sendable {
     private let chunk: UnsafeMutableBufferPointer<Float>
 
     init(
-        appRing: SampleRing, micRing: SampleRing, wake: WakeSignal, pipeline: FramePipeline,
+        appRing: SampleRing, micRing: SampleRing, hostRing: SampleRing, wake: WakeSignal, pipeline: FramePipeline,
         delivery: FrameDelivery, settings: EncoderSettings, mixer: SourceMixer, stats: StatsBoard
     ) {
         self.appRing = appRing
         self.micRing = micRing
+        self.hostRing = hostRing
         self.wake = wake
         self.pipeline = pipeline
         self.delivery = delivery
@@ -82,7 +84,14 @@ final class CaptureWorker: @unchecked Sendable {
             let active = activeSources.load(ordering: .acquiring)
             let app = active & CaptureWorker.appBit != 0 ? appRing : nil
             let mic = active & CaptureWorker.micBit != 0 ? micRing : nil
-            let (count, sources) = mixer.pull(app: app, mic: mic, into: chunk)
+            var (count, sources) = mixer.pull(app: app, mic: mic, into: chunk)
+            if app == nil && mic == nil {
+                // No capture: the host's PCM alone, as fast as it comes.
+                count = hostRing.read(into: chunk)
+                sources = count > 0 ? [.host] : []
+            } else if count > 0, mixer.overlay(hostRing, onto: UnsafeMutableBufferPointer(rebasing: chunk[0..<count])) {
+                sources.insert(.host)
+            }
             guard count > 0 else { return }
             settings.apply(to: pipeline)
             // Audio still waiting in the rings was captured after this chunk ended.

@@ -21,6 +21,8 @@ public struct AudioFrameHeader: Equatable, Sendable {
         public static let app = Flags(rawValue: 1 << 1)
         /// Microphone audio is in this frame.
         public static let mic = Flags(rawValue: 1 << 2)
+        /// PCM the host delivered (deskaudio_push_pcm) is in the frame.
+        public static let host = Flags(rawValue: 1 << 3)
     }
 
     /// See `Flags`.

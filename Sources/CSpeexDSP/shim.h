@@ -1,0 +1,1 @@
+#include <speex/speex_resampler.h>
