@@ -24,10 +24,11 @@ public final class SourceMixer {
     // Floats of each source replaced by silence and not yet made up for: a backlog of
     // that source, up to this much, is dropped when it arrives.
     private var appDebt = 0
-    private var overlayPrimed = false
+    private var micDebt = 0
     /// 40 ms: what an overlaid source must have queued before it is mixed in.
     public static let overlayPrimeSamples = 1920
-    private var micDebt = 0
+    // True while the overlaid source is being mixed in (primed and not yet run dry).
+    private var overlayPrimed = false
 
     /// A mixer that waits at most `maxWaitSamples` per channel for a lagging source.
     public init(maxWaitSamples: Int = SourceMixer.defaultMaxWaitSamples) {

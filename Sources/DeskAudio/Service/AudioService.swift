@@ -207,8 +207,8 @@ public final class AudioService: @unchecked Sendable {
             pipeline.markDiscontinuity(skippedSamples: paused)
         }
         let worker = CaptureWorker(
-            appRing: appFeed.ring, micRing: micFeed.ring, hostRing: hostInput.ring, wake: wake, pipeline: pipeline, delivery: delivery,
-            settings: settings, mixer: mixer, stats: statsBoard)
+            appRing: appFeed.ring, micRing: micFeed.ring, hostRing: hostInput.ring, wake: wake,
+            pipeline: pipeline, delivery: delivery, settings: settings, mixer: mixer, stats: statsBoard)
         try worker.start()
         self.worker = worker
         supervisorStop.store(false, ordering: .releasing)

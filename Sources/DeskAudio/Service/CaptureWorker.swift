@@ -29,8 +29,9 @@ final class CaptureWorker: @unchecked Sendable {
     private let chunk: UnsafeMutableBufferPointer<Float>
 
     init(
-        appRing: SampleRing, micRing: SampleRing, hostRing: SampleRing, wake: WakeSignal, pipeline: FramePipeline,
-        delivery: FrameDelivery, settings: EncoderSettings, mixer: SourceMixer, stats: StatsBoard
+        appRing: SampleRing, micRing: SampleRing, hostRing: SampleRing, wake: WakeSignal,
+        pipeline: FramePipeline, delivery: FrameDelivery, settings: EncoderSettings, mixer: SourceMixer,
+        stats: StatsBoard
     ) {
         self.appRing = appRing
         self.micRing = micRing
@@ -89,7 +90,9 @@ final class CaptureWorker: @unchecked Sendable {
                 // No capture: the host's PCM alone, as fast as it comes.
                 count = hostRing.read(into: chunk)
                 sources = count > 0 ? [.host] : []
-            } else if count > 0, mixer.overlay(hostRing, onto: UnsafeMutableBufferPointer(rebasing: chunk[0..<count])) {
+            } else if count > 0,
+                mixer.overlay(hostRing, onto: UnsafeMutableBufferPointer(rebasing: chunk[0..<count]))
+            {
                 sources.insert(.host)
             }
             guard count > 0 else { return }

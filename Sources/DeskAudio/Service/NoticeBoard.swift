@@ -17,12 +17,11 @@ public final class NoticeBoard: @unchecked Sendable {
         case log(LogLevel, String)
     }
 
-    /// Notices waiting beyond this many are dropped (and counted), so a stuck handler
-    /// cannot grow memory without bound.
+    /// Notices waiting beyond this many are dropped, so a stuck handler cannot grow
+    /// memory without bound.
     public static let capacity = 256
 
     private let queue = Mutex<[Notice]>([])
-    private let dropped = Atomic<UInt64>(0)
     private let logLevel = Atomic<Int32>(0)  // 0: no log handler
     private let handlerLock: UnsafeMutablePointer<pthread_mutex_t>
     private var eventHandler: EventHandler?
@@ -36,9 +35,6 @@ public final class NoticeBoard: @unchecked Sendable {
         handlerLock = .allocate(capacity: 1)
         pthread_mutex_init(handlerLock, nil)
     }
-
-    /// Notices dropped because the queue was full.
-    public var droppedCount: UInt64 { dropped.load(ordering: .relaxed) }
 
     /// Sets the event handler (nil: none).
     public func setEventHandler(_ handler: EventHandler?) {
@@ -64,15 +60,6 @@ public final class NoticeBoard: @unchecked Sendable {
         enqueue(.log(level, message()))
     }
 
-    /// Blocks until every notice queued before the call has been delivered (tests, shutdown).
-    /// Returns at once on the delivering thread.
-    public func flush() {
-        if isDeliveringThread { return }
-        while !queue.withLock({ $0.isEmpty }) { usleep(1000) }
-        pthread_mutex_lock(handlerLock)  // a delivery in progress ends first
-        pthread_mutex_unlock(handlerLock)
-    }
-
     private var isDeliveringThread: Bool {
         deliveringThread.load(ordering: .acquiring) == UInt(pthread_self())
     }
@@ -90,10 +77,7 @@ public final class NoticeBoard: @unchecked Sendable {
             queue.append(notice)
             return true
         }
-        guard accepted else {
-            dropped.add(1, ordering: .relaxed)
-            return
-        }
+        guard accepted else { return }
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
             if (try? startLibraryThread({ [self] in deliverForever() })) == nil {
                 started.store(false, ordering: .releasing)
