@@ -18,6 +18,9 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     }
     // Written by callbacks on the main loop thread, read with the main loop lock held.
     private var resolution: Resolution?
+    // The device the target meant when last resolved while recording: a change of it (not
+    // a server's own move that we undo) is what the host hears of as a device change.
+    private var followedDevice: String?
     // What this stream records.
     private var target = CaptureTarget.defaultSinkMonitor
     private let failed = Atomic<Bool>(false)
@@ -48,6 +51,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 throw DeskAudioError.streamFailed("PulseAudio gave no capture device")
             }
             try recordLocked(from: device, on: newConnection, deadline: deadline)
+            followedDevice = device
             if target.deviceName == nil {
                 try followDefaultsLocked(on: newConnection)
                 // A default that changed between the first answer and the subscription sent
@@ -250,8 +254,11 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         resolution = answer
         guard case .device(let newDevice) = answer, let stream else { return }
         let current = pa_stream_get_device_name(stream).map { String(cString: $0) }
+        if newDevice != followedDevice {
+            followedDevice = newDevice
+            feed.reportDeviceChange(to: newDevice)
+        }
         guard newDevice != current else { return }
-        feed.reportDeviceChange(to: newDevice)
         pa_operation_unref(
             pa_context_move_source_output_by_name(
                 connection?.context, pa_stream_get_index(stream), newDevice, nil, nil))
