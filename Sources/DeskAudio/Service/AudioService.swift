@@ -95,7 +95,13 @@ public final class AudioService: @unchecked Sendable {
         // Never waits for a start or stop in progress: that one decides whether the worker runs.
         if taken > 0 && !delivery.isDeliveringThread && pthread_mutex_trylock(control) == 0 {
             defer { pthread_mutex_unlock(control) }
-            _ = try runningWorker()
+            do throws(DeskAudioError) {
+                _ = try runningWorker()
+            } catch {
+                // The audio is taken and stays queued (the next push or start frames it):
+                // the host must not be told otherwise, or it would push it twice.
+                notices.post(.error, "host audio: the library's worker did not start: \(error.message)")
+            }
         }
         wake.signal()
         return taken
