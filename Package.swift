@@ -4,10 +4,16 @@ import PackageDescription
 let package = Package(
     name: "DeskAudio",
     products: [
-        /// The shared library hosts link: libdeskaudio.so, C ABI declared in include/deskaudio.h.
-        .library(name: "deskaudio", type: .dynamic, targets: ["DeskAudioC"]),
+        /// The shared library hosts link, C ABI declared in include/deskaudio.h. SwiftPM names
+        /// it libdeskaudio-c.so; scripts/install installs it as libdeskaudio.so.
+        .library(name: "deskaudio-c", type: .dynamic, targets: ["DeskAudioC"]),
         /// Writes include/deskaudio.h from the C ABI layer's Swift sources.
         .executable(name: "deskaudio-header", targets: ["deskaudio-header"]),
+        /// The command-line tool: lists devices, records Ogg Opus files, shows levels.
+        .executable(name: "deskaudio", targets: ["DeskAudioCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         // System libraries, found through pkg-config; apt names the Debian packages.
@@ -15,6 +21,7 @@ let package = Package(
         .systemLibrary(
             name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "COgg", pkgConfig: "ogg", providers: [.apt(["libogg-dev"])]),
         .systemLibrary(
             name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
 
@@ -35,6 +42,14 @@ let package = Package(
         .target(name: "DeskAudioC", dependencies: ["DeskAudio", "DeskAudioCTypes"]),
 
         .executableTarget(name: "deskaudio-header"),
+
+        // The `deskaudio` tool, on the Swift API; libogg writes its files.
+        .executableTarget(
+            name: "DeskAudioCLI",
+            dependencies: [
+                "DeskAudio", "DeskAudioC", "COgg", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "TestSupport"]),

@@ -111,8 +111,13 @@ public final class AudioService: @unchecked Sendable {
     /// capturing): every sink, whose monitor is app audio, and every source that is not a
     /// monitor. Blocks up to 3 s for the server.
     public func devices() throws(DeskAudioError) -> [CaptureDevice] {
+        try devicesAndBackend().devices
+    }
+
+    /// The capture devices, as `devices()` lists them, and the backend that answered.
+    public func devicesAndBackend() throws(DeskAudioError) -> (devices: [CaptureDevice], backend: AudioBackend) {
         return try AudioBackend.run(on: try chosenBackend()) { backend throws(DeskAudioError) in
-            try CaptureDevice.list(on: backend)
+            (try CaptureDevice.list(on: backend), backend)
         }
     }
 

@@ -1,0 +1,51 @@
+import DeskAudio
+import Glibc
+
+/// The loop `record` and `meter` share: every 100 ms a fresh stats snapshot, the time
+/// since capture started and what the zero gate did since the last look.
+struct CaptureMonitor {
+    /// What the zero gate did over the last interval.
+    enum GateState: String {
+        /// Frames went out.
+        case open
+        /// Frames were captured but held back: 8 s of digital silence.
+        case closed
+        /// No frames were captured (the server sends nothing yet).
+        case idle
+    }
+
+    private let service: AudioService
+    private let start = ContinuousClock.now
+    private var previous = CaptureStats()
+    /// The snapshot of the last `poll()`.
+    private(set) var stats = CaptureStats()
+    /// The gate's state over the last interval.
+    private(set) var gate = GateState.idle
+
+    init(service: AudioService) { self.service = service }
+
+    /// Seconds since the monitor was made.
+    var elapsedSeconds: Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    }
+
+    /// Waits 100 ms, then takes a snapshot.
+    mutating func poll() {
+        usleep(100_000)
+        previous = stats
+        stats = service.stats()
+        if stats.framesSent > previous.framesSent {
+            gate = .open
+        } else if stats.framesGated > previous.framesGated {
+            gate = .closed
+        } else if stats.framesCaptured == previous.framesCaptured {
+            gate = .idle
+        }
+    }
+
+    /// A level for people: "-12.3 dBFS", or "silent" at the floor.
+    static func decibels(_ value: Float) -> String {
+        value <= -120 ? "silent" : "\(Double((value * 10).rounded()) / 10) dBFS"
+    }
+}

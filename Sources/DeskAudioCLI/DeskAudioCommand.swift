@@ -1,0 +1,25 @@
+import ArgumentParser
+import DeskAudioC
+
+/// `deskaudio`: try and debug audio capture on this machine with the library itself.
+@main
+struct DeskAudioCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deskaudio",
+        abstract: "Capture this machine's audio with DeskAudio: list devices, record, watch levels.",
+        discussion: """
+            Captures through PipeWire or PulseAudio (also pipewire-pulse), as a remote-desktop \
+            host linking libdeskaudio.so would: 48 kHz stereo, 10 ms Opus frames, zero gate.
+
+            Examples:
+              deskaudio devices                       # defaults marked with *
+              deskaudio record --seconds 10 out.opus  # what the machine plays
+              deskaudio record --app --mic call.opus  # both, until Ctrl-C
+              deskaudio record --device NAME out.opus # a sink's monitor or a source
+              deskaudio meter --app --mic             # live levels, gate state
+              deskaudio devices --backend pulse       # the PulseAudio API
+            """,
+        version: String(cString: deskaudio_version()!),
+        subcommands: [DevicesCommand.self, RecordCommand.self, MeterCommand.self]
+    )
+}

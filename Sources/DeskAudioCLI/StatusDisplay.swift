@@ -1,0 +1,28 @@
+import Glibc
+
+/// Live status on stderr: redrawn in place about ten times a second on a terminal; on a
+/// pipe or file, written as plain lines once a second.
+struct StatusDisplay {
+    /// True when stderr is a terminal.
+    let isTerminal = isatty(STDERR_FILENO) == 1
+    private var linesShown = 0
+    private var lastPlainSecond = -1
+
+    /// Shows `lines` as of `elapsedSeconds` into the run.
+    mutating func show(_ lines: [String], elapsedSeconds: Double) {
+        if isTerminal {
+            var text = linesShown > 0 ? "\u{1B}[\(linesShown)A" : ""
+            for line in lines { text += "\r\u{1B}[K" + line + "\n" }
+            write(text)
+            linesShown = lines.count
+        } else if Int(elapsedSeconds) > lastPlainSecond {
+            lastPlainSecond = Int(elapsedSeconds)
+            write(lines.joined(separator: "  ") + "\n")
+        }
+    }
+
+    private func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        _ = Glibc.write(STDERR_FILENO, &bytes, bytes.count)
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// The `deskaudio` tool, built beside the test bundle by `swift build --build-tests`.
+let commandLineTool = URL(fileURLWithPath: CommandLine.arguments[0])
+    .deletingLastPathComponent().appendingPathComponent("deskaudio").path
+
+extension RealServerTests {
+    @Suite struct CommandLineToolTests {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-cli-\(UUID())")
+
+        init() throws {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+
+        /// Decodes `opus` with opusdec after checking it with opusinfo; returns the samples.
+        func decode(_ opus: String) throws -> [Float] {
+            let info = try ExternalTools.run(["opusinfo", opus])
+            #expect(info.status == 0 && !info.output.contains("WARNING"), "opusinfo: \(info.output) \(info.error)")
+            let wav = opus + ".wav"
+            let decode = try ExternalTools.run(["opusdec", "--quiet", "--rate", "48000", opus, wav])
+            #expect(decode.status == 0, "opusdec: \(decode.error)")
+            return try ExternalTools.readWav16(wav)
+        }
+
+        @Test func listsTheRigsDevicesWithDefaultsMarked() throws {
+            for backend in ["pipewire", "pulse"] {
+                let result = try ExternalTools.run([commandLineTool, "devices", "--backend", backend])
+                #expect(result.status == 0, "\(result.error)")
+                #expect(result.output.hasPrefix("backend: \(backend)\n"), "\(result.output)")
+                #expect(result.output.contains("  * deskaudio_sink  (DeskAudio-test-sink)"), "\(result.output)")
+                #expect(result.output.contains("  * deskaudio_mic  (DeskAudio-test-mic)"), "\(result.output)")
+                #expect(result.output.contains("    deskaudio_other  "), "\(result.output)")
+            }
+        }
+
+        @Test func recordsTheToneForExactlyTheSecondsAsked() throws {
+            let opus = directory.appendingPathComponent("tone.opus").path
+            let (recorder, output, errors) = try ExternalTools.start(
+                [commandLineTool, "record", "--seconds", "3", "--bitrate", "96000", opus])
+            Thread.sleep(forTimeInterval: 0.7)
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5)
+            player.waitUntilExit()
+            recorder.waitUntilExit()
+            let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(recorder.terminationStatus == 0, "\(progress)")
+            #expect(summary.hasPrefix("wrote \(opus): 3.0 s, 300 frames"), "\(summary)")
+            // Not a terminal: plain progress lines, one a second, with the tone's level.
+            #expect(progress.contains("app -6.0 dBFS  gate open"), "\(progress)")
+
+            let samples = try decode(opus)
+            #expect(samples.count == 2 * (300 * 480 - 120), "3 s less the 120-sample pre-skip")
+            let tone = ToneCheck(samples)
+            #expect((145...155).contains(tone.loudFrames.count), "1.5 s of tone: \(tone.loudFrames.count) frames")
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            print("measured: deskaudio record → opusdec: \(frequency) Hz, \(level) dBFS; \(summary)")
+        }
+
+        @Test func keepsTheTimelineWhenTheGateClosesAndFinishesOnControlC() throws {
+            // 8 s of silence close the gate; a tone at 9.5 s opens it; SIGINT at ~11 s.
+            let opus = directory.appendingPathComponent("gated.opus").path
+            let (recorder, output, _) = try ExternalTools.start([commandLineTool, "record", opus])
+            Thread.sleep(forTimeInterval: 9.5)
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1)
+            player.waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.3)
+            kill(recorder.processIdentifier, SIGINT)
+            recorder.waitUntilExit()
+            let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(recorder.terminationStatus == 0)
+            let silentFrames = summary.split(separator: "(").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+            #expect(silentFrames > 50, "the gated pause is in the file as silence: \(summary)")
+
+            let samples = try decode(opus)
+            let tone = ToneCheck(samples)
+            let toneStart = Double(tone.loudFrames.first ?? 0) / 100
+            // The tone starts where it was played, about 9.5 s in (pacat's and capture's delay added).
+            #expect((9.4...10.2).contains(toneStart), "tone starts at \(toneStart) s")
+            #expect((95...105).contains(tone.loudFrames.count), "1 s of tone: \(tone.loudFrames.count) frames")
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            print("measured: deskaudio record, gated then Ctrl-C: tone at \(toneStart) s, \(frequency) Hz, \(level) dBFS; \(summary)")
+        }
+
+        @Test func meterShowsTheLevelsOfBothSourcesAndTheGate() throws {
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 2.5)
+            let result = try ExternalTools.run([commandLineTool, "meter", "--app", "--mic", "--seconds", "2"])
+            player.waitUntilExit()
+            #expect(result.status == 0, "\(result.error)")
+            let last = result.error.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(last.hasPrefix("app  peak [################"), "\(result.error)")
+            #expect(last.contains("-6.0 dBFS"), "a half-scale sine peaks at -6 dBFS: \(last)")
+            #expect(last.contains("-9.0 dBFS"), "and has an RMS of -9 dBFS: \(last)")
+            #expect(last.contains("mic  peak ["), "\(last)")
+            #expect(last.contains("gate open"), "\(last)")
+        }
+
+        @Test func failsClearlyOnBadInput() throws {
+            let unwritable = try ExternalTools.run([commandLineTool, "record", "--seconds", "1", "/nonexistent/dir/x.opus"])
+            #expect(unwritable.status == 1)
+            #expect(unwritable.error.contains("cannot write /nonexistent/dir/x.opus: No such file or directory"))
+
+            let opus = directory.appendingPathComponent("never.opus").path
+            let unknown = try ExternalTools.run([commandLineTool, "record", "--device", "no_such_sink", opus])
+            #expect(unknown.status == 1)
+            #expect(unknown.error.contains("no sink or source named no_such_sink"), "\(unknown.error)")
+            #expect(!FileManager.default.fileExists(atPath: opus), "no file is left behind")
+
+            let noServer = try ExternalTools.run(
+                [commandLineTool, "devices"],
+                environment: ["XDG_RUNTIME_DIR": "/tmp/deskaudio-no-servers-here", "PULSE_SERVER": ""])
+            #expect(noServer.status == 1)
+            #expect(noServer.error.contains("no audio server answered"), "\(noServer.error)")
+
+            let badBitrate = try ExternalTools.run([commandLineTool, "record", "--bitrate", "5", opus])
+            #expect(badBitrate.status == 64, "usage errors exit with EX_USAGE")
+            #expect(badBitrate.error.contains("--bitrate must be between 6000 and 510000"))
+        }
+    }
+}
