@@ -7,6 +7,8 @@ let package = Package(
         /// The shared library hosts link, C ABI declared in include/deskaudio.h. SwiftPM names
         /// it libdeskaudio-c.so; scripts/install installs it as libdeskaudio.so.
         .library(name: "deskaudio-c", type: .dynamic, targets: ["DeskAudioC"]),
+        /// The Swift API of the audio core, for Swift hosts and the benchmarks in Benchmarks/.
+        .library(name: "DeskAudio", targets: ["DeskAudio"]),
         /// Writes include/deskaudio.h from the C ABI layer's Swift sources.
         .executable(name: "deskaudio-header", targets: ["deskaudio-header"]),
         /// The command-line tool: lists devices, records Ogg Opus files, shows levels.

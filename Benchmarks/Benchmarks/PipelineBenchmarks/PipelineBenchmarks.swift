@@ -1,0 +1,162 @@
+// Per-frame cost of DeskAudio's pipeline, against libopus alone, with heap allocations
+// counted by the benchmark package's malloc interposer. One iteration is one 10 ms frame.
+// The harness itself allocates a fixed few blocks per iteration: "harness floor" measures
+// them with an empty iteration, and a benchmark that allocates nothing per frame shows
+// exactly that floor.
+import Benchmark
+import Glibc
+import DeskAudio
+import RawOpus
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal, .instructions],
+        warmupIterations: 200,
+        maxDuration: .seconds(4),
+        maxIterations: 20_000
+    )
+
+    Benchmark("harness floor (empty iteration)") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(0) }
+    }
+
+    Benchmark("pipeline: captured buffer to AudioFrame (app)") { benchmark in
+        for _ in benchmark.scaledIterations { appPipeline.captureAndSend() }
+    }
+
+    Benchmark("pipeline: captured buffers to AudioFrame (app + mic mixed)") { benchmark in
+        for _ in benchmark.scaledIterations { mixedPipeline.captureAndSend() }
+    }
+
+    Benchmark("raw opus_encode_float, same input and settings") { benchmark in
+        for _ in benchmark.scaledIterations { rawEncoder.encodeNext() }
+    }
+
+    Benchmark("framer alone") { benchmark in
+        for _ in benchmark.scaledIterations { framerFixture.appendOneFrame() }
+    }
+
+    Benchmark("zero gate alone (all-zero frame: full scan)") { benchmark in
+        for _ in benchmark.scaledIterations { gateFixture.decide() }
+    }
+
+    Benchmark("AudioFrame serializer alone (36-byte header)") { benchmark in
+        for _ in benchmark.scaledIterations { serializerFixture.write() }
+    }
+}
+
+/// One second of a 1 kHz tone at -12 dBFS plus white noise at about -30 dBFS, interleaved
+/// stereo: enough texture that the encoder works as it does on real audio.
+let testSignal: [Float] = {
+    var state: UInt32 = 12345
+    return (0..<AudioFormat.sampleRate * AudioFormat.channels).map { index in
+        state = state &* 1_664_525 &+ 1_013_904_223
+        let noise = (Float(state >> 8) / Float(1 << 24) - 0.5) * 0.06
+        let time = Float(index / 2) / Float(AudioFormat.sampleRate)
+        return 0.25 * sinf(2 * .pi * 1000 * time) + noise
+    }
+}()
+
+/// The capture side as the library runs it: a server thread's buffer written into a ring,
+/// the worker pulling it through the mixer and the pipeline, the frame handed on.
+final class PipelineFixture {
+    private let app = SampleRing(minimumFloats: 48_000)
+    private let mic: SampleRing?
+    private let mixer = SourceMixer()
+    private let pipeline = FramePipeline(encoder: try! OpusFrameEncoder())
+    private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 8192)
+    private var offset = 0
+    private(set) var bytesSent = 0
+
+    init(withMic: Bool) {
+        mic = withMic ? SampleRing(minimumFloats: 48_000) : nil
+        // Half a frame first, so every later 10 ms buffer straddles two frames.
+        write(floats: AudioFormat.frameFloats / 2)
+        captureAndSend()
+    }
+
+    /// One 10 ms buffer from the server, through to the host's callback.
+    func captureAndSend() {
+        write(floats: AudioFormat.frameFloats)
+        let (floats, sources) = mixer.pull(app: app, mic: mic, into: scratch)
+        pipeline.process(
+            UnsafeBufferPointer(rebasing: scratch[0..<floats]), sources: sources, endTimeNs: 0
+        ) { frame in bytesSent &+= frame.count }
+    }
+
+    private func write(floats: Int) {
+        if offset + floats > testSignal.count { offset = 0 }
+        testSignal.withUnsafeBufferPointer { signal in
+            let chunk = UnsafeBufferPointer(rebasing: signal[offset..<offset + floats])
+            _ = app.write(chunk)
+            _ = mic?.write(chunk)
+        }
+        offset += floats
+    }
+}
+
+/// libopus alone, set up as the pipeline's encoder, on the same signal.
+final class RawEncoderFixture {
+    private let encoder = raw_opus_encoder_create(OpusFrameEncoder.defaultBitrate, 10)!
+    private let packet = UnsafeMutablePointer<UInt8>.allocate(capacity: OpusFrameEncoder.maxPacketBytes)
+    private var offset = 0
+    private(set) var bytesOut = 0
+
+    func encodeNext() {
+        if offset + AudioFormat.frameFloats > testSignal.count { offset = 0 }
+        let length = testSignal.withUnsafeBufferPointer { signal in
+            opus_encode_float(
+                encoder, signal.baseAddress! + offset, Int32(AudioFormat.frameSamples), packet,
+                Int32(OpusFrameEncoder.maxPacketBytes))
+        }
+        bytesOut &+= Int(length)
+        offset += AudioFormat.frameFloats
+    }
+}
+
+final class FramerFixture {
+    private var framer = Framer()
+    private var offset = AudioFormat.frameFloats / 2
+    private(set) var frames = 0
+
+    func appendOneFrame() {
+        if offset + AudioFormat.frameFloats > testSignal.count { offset = AudioFormat.frameFloats / 2 }
+        testSignal.withUnsafeBufferPointer { signal in
+            framer.append(UnsafeBufferPointer(rebasing: signal[offset..<offset + AudioFormat.frameFloats])) { _ in
+                frames &+= 1
+            }
+        }
+        offset += AudioFormat.frameFloats
+    }
+}
+
+final class GateFixture {
+    private var gate = ZeroGate()
+    private let zeros = [Float](repeating: 0, count: AudioFormat.frameFloats)
+    private(set) var held = 0
+
+    func decide() {
+        let decision = zeros.withUnsafeBufferPointer { gate.decide($0) }
+        if decision == .hold { held &+= 1 }
+    }
+}
+
+final class SerializerFixture {
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AudioFrameWriter.maxFrameBytes, alignment: 8)
+    private var sequence: UInt32 = 0
+
+    func write() {
+        sequence &+= 1
+        let header = AudioFrameHeader(
+            flags: [.app], sequence: sequence, sampleClock: UInt64(sequence) * 480,
+            captureTimeNs: UInt64(sequence) * 10_000_000, payloadLength: 160)
+        AudioFrameWriter.write(header, into: buffer)
+    }
+}
+
+nonisolated(unsafe) let appPipeline = PipelineFixture(withMic: false)
+nonisolated(unsafe) let mixedPipeline = PipelineFixture(withMic: true)
+nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
+nonisolated(unsafe) let framerFixture = FramerFixture()
+nonisolated(unsafe) let gateFixture = GateFixture()
+nonisolated(unsafe) let serializerFixture = SerializerFixture()

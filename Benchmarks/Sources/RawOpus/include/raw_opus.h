@@ -1,0 +1,6 @@
+/* The baseline for DeskAudio's pipeline benchmark: libopus called directly, set up as
+ * DeskAudio's encoder is (48 kHz stereo, restricted low-delay, VBR). */
+#include <opus/opus.h>
+
+/* An encoder with `bitrate` bits per second and `complexity` (0-10); NULL on failure. */
+OpusEncoder *raw_opus_encoder_create(opus_int32 bitrate, int complexity);
