@@ -5,6 +5,9 @@
 //   cd Benchmarks && swift package benchmark          (or: scripts/bench)
 import PackageDescription
 
+// SwiftPM names a path dependency after its folder: the checkout's, whatever it is called.
+let deskAudioPackage = String(Context.packageDirectory.split(separator: "/").dropLast().last ?? "main").lowercased()
+
 let package = Package(
     name: "DeskAudioBenchmarks",
     dependencies: [
@@ -17,7 +20,7 @@ let package = Package(
         .executableTarget(
             name: "PipelineBenchmarks",
             dependencies: [
-                .product(name: "DeskAudio", package: "main"),
+                .product(name: "DeskAudio", package: deskAudioPackage),
                 "RawOpus",
                 .product(name: "Benchmark", package: "benchmark"),
             ],
