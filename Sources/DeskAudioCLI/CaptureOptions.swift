@@ -17,23 +17,21 @@ struct CaptureOptions: ParsableArguments {
     @Option(help: BackendChoice.help)
     var backend = BackendChoice.auto
 
-    /// App audio unless only the microphone was asked for (a named sink implies app audio).
-    var captureApp: Bool { app || !mic }
-
-    /// Chooses backend and device on `service` and starts capture.
+    /// Chooses backend and device on `service` and starts capture: app audio unless only
+    /// the microphone was asked for; a named device adds its own kind (a sink's monitor is
+    /// app audio, a source is a microphone).
     func start(_ service: AudioService) throws {
         service.setBackend(backend.backend)
         var micWanted = mic
-        var appWanted = captureApp
+        var appWanted = app || !mic
         do throws(DeskAudioError) {
             if let device {
-                let devices = try service.devices()
-                guard let chosen = devices.first(where: { $0.name == device }) else {
+                guard let chosen = try service.devices().first(where: { $0.name == device }) else {
                     throw DeskAudioError.noDevice("the audio server has no sink or source named \(device)")
                 }
                 let isMic = chosen.kind == .source
-                if isMic { micWanted = true } else { appWanted = true }
-                if isMic && !app { appWanted = false }
+                micWanted = mic || isMic
+                appWanted = app || !isMic
                 try service.setDevice(device, forMic: isMic)
             }
             try service.enable(mic: micWanted, app: appWanted)

@@ -36,8 +36,9 @@ struct MeterCommand: ParsableCommand {
         var display = StatusDisplay()
         while !InterruptSignal.wasRaised {
             monitor.poll()
-            var lines = [CaptureStats.SourceLevel?]([monitor.stats.app, monitor.stats.mic])
-                .enumerated().compactMap { index, level in level.map { meterLine(index == 0 ? "app" : "mic", $0) } }
+            var lines: [String] = []
+            if let app = monitor.stats.app { lines.append(meterLine("app", app)) }
+            if let mic = monitor.stats.mic { lines.append(meterLine("mic", mic)) }
             lines.append(
                 "gate \(monitor.gate.rawValue)  sent \(monitor.stats.framesSent)  held \(monitor.stats.framesGated)"
                     + "  backend \(monitor.stats.backend?.rawValue ?? "-")")

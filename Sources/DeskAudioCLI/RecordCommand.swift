@@ -36,7 +36,8 @@ struct RecordCommand: ParsableCommand {
             throw ValidationError("--seconds must be more than 0 and at most 86400")
         }
         guard OpusFrameEncoder.bitrateRange.contains(bitrate) else {
-            throw ValidationError("--bitrate must be between 6000 and 510000 bits per second")
+            let range = OpusFrameEncoder.bitrateRange
+            throw ValidationError("--bitrate must be between \(range.lowerBound) and \(range.upperBound) bits per second")
         }
     }
 
@@ -82,8 +83,8 @@ struct RecordCommand: ParsableCommand {
 
     private func statusLine(_ monitor: CaptureMonitor, _ recording: Recording) -> String {
         let (frames, _, bytes) = recording.progress
-        let seconds = Double(frames) / 100
-        let kbps = seconds > 0 ? Int((Double(bytes) * 8 / seconds / 1000).rounded()) : 0
+        let audioSeconds = Double(frames) / 100
+        let kbps = audioSeconds > 0 ? Int((Double(bytes) * 8 / audioSeconds / 1000).rounded()) : 0
         var line = "\(formatTime(monitor.elapsedSeconds))  \(frames) frames  \(kbps) kbit/s"
         if let app = monitor.stats.app { line += "  app \(CaptureMonitor.decibels(app.peakDBFS))" }
         if let mic = monitor.stats.mic { line += "  mic \(CaptureMonitor.decibels(mic.peakDBFS))" }
