@@ -15,7 +15,7 @@
  * what went wrong on the calling thread. No call crashes on bad input.
  *
  * Threads: every function may be called from any thread, at any time, concurrently.
- * The frame callback runs on the library's own worker thread, never on an audio
+ * The frame callback runs on the library's own delivery thread, never on an audio
  * server's thread. From inside it these may be called: set_audio_callback(),
  * deskaudio_set_bitrate/complexity/fec/gate/bitrate_range(), deskaudio_report_packet_loss(),
  * deskaudio_get_stats(), deskaudio_backend(), deskaudio_set_backend(), the event and log
@@ -24,8 +24,10 @@
  * DESKAUDIO_ERROR_WRONG_THREAD there instead of deadlocking; deskaudio_list_devices() works
  * but blocks the callback while it asks the server. Event and log callbacks run on another
  * library thread, where every function may be called, enable_audio() included. A slow
- * frame callback never stalls the audio server; captured audio waits for it in a 0.5 s
- * buffer, and what overflows that is dropped and counted (deskaudio_stats).
+ * frame callback never stalls capture or encoding: encoded frames wait for it in a queue
+ * of DESKAUDIO_QUEUE_FRAMES (0.5 s); when it is full the oldest frame is dropped, counted
+ * (deskaudio_stats.frames_dropped_slow_callback) and the next frame delivered carries
+ * DESKAUDIO_FRAME_AFTER_LOSS.
  *
  * Ownership: pointers passed to the callback are the library's and valid only during the
  * call; strings returned by the library are the library's; user_data is the host's and is
@@ -48,6 +50,12 @@ extern "C" {
 
 /** Patch version of this header: fixes only. */
 #define DESKAUDIO_VERSION_PATCH 0
+
+/**
+ * Encoded frames (10 ms each) that wait for a slow frame callback before the oldest is
+ * dropped.
+ */
+#define DESKAUDIO_QUEUE_FRAMES 50
 
 /**
  * ABI generation of this header: the N of the library's SONAME, libdeskaudio.so.N.
@@ -117,6 +125,11 @@ typedef enum deskaudio_frame_flag {
     DESKAUDIO_FRAME_MIC = 4,
     /** PCM the host delivered (deskaudio_push_pcm) is in the frame. */
     DESKAUDIO_FRAME_HOST = 8,
+    /**
+     * The sender dropped the frames just before this one: its host's frame callback fell
+     * more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES). The sequence has a hole there.
+     */
+    DESKAUDIO_FRAME_AFTER_LOSS = 16,
 } deskaudio_frame_flag;
 
 /** The backend in deskaudio_stats.backend. */
@@ -227,7 +240,7 @@ typedef struct deskaudio_stats {
     uint64_t frames_gated;
     /**
      * Frames' worth of captured audio dropped because the library's worker fell more
-     * than 0.5 s behind the audio server (a frame callback that blocks).
+     * than 0.5 s behind the audio server (a starved machine).
      */
     uint64_t frames_dropped_overflow;
     /**
@@ -264,11 +277,18 @@ typedef struct deskaudio_stats {
     float mic_peak_dbfs;
     /** The microphone's RMS level, dBFS. */
     float mic_rms_dbfs;
+    /**
+     * Encoded frames dropped, oldest first, because the frame callback fell more than
+     * DESKAUDIO_QUEUE_FRAMES frames (0.5 s) behind; the next frame delivered carries
+     * DESKAUDIO_FRAME_AFTER_LOSS.
+     */
+    uint64_t frames_dropped_slow_callback;
 } deskaudio_stats;
 
 /**
  * Called with each AudioFrame (docs/wire-format.md): `frame` points to `len` bytes that
- * are valid only during the call. Runs on the library's own thread.
+ * are valid only during the call. Runs on the library's own delivery thread, one call at a
+ * time, frames in order.
  */
 typedef void (*deskaudio_frame_callback)(const uint8_t *frame, size_t len, void *user_data);
 

@@ -2,7 +2,8 @@ import DeskAudio
 import Glibc
 
 /// Called with each AudioFrame (docs/wire-format.md): `frame` points to `len` bytes that
-/// are valid only during the call. Runs on the library's own thread.
+/// are valid only during the call. Runs on the library's own delivery thread, one call at a
+/// time, frames in order.
 public typealias deskaudio_frame_callback =
     @convention(c) (
         _ frame: UnsafePointer<UInt8>?, _ len: size_t, _ user_data: UnsafeMutableRawPointer?

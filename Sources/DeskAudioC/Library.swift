@@ -9,7 +9,7 @@
 //! what went wrong on the calling thread. No call crashes on bad input.
 //!
 //! Threads: every function may be called from any thread, at any time, concurrently.
-//! The frame callback runs on the library's own worker thread, never on an audio
+//! The frame callback runs on the library's own delivery thread, never on an audio
 //! server's thread. From inside it these may be called: set_audio_callback(),
 //! deskaudio_set_bitrate/complexity/fec/gate/bitrate_range(), deskaudio_report_packet_loss(),
 //! deskaudio_get_stats(), deskaudio_backend(), deskaudio_set_backend(), the event and log
@@ -18,8 +18,10 @@
 //! DESKAUDIO_ERROR_WRONG_THREAD there instead of deadlocking; deskaudio_list_devices() works
 //! but blocks the callback while it asks the server. Event and log callbacks run on another
 //! library thread, where every function may be called, enable_audio() included. A slow
-//! frame callback never stalls the audio server; captured audio waits for it in a 0.5 s
-//! buffer, and what overflows that is dropped and counted (deskaudio_stats).
+//! frame callback never stalls capture or encoding: encoded frames wait for it in a queue
+//! of DESKAUDIO_QUEUE_FRAMES (0.5 s); when it is full the oldest frame is dropped, counted
+//! (deskaudio_stats.frames_dropped_slow_callback) and the next frame delivered carries
+//! DESKAUDIO_FRAME_AFTER_LOSS.
 //!
 //! Ownership: pointers passed to the callback are the library's and valid only during the
 //! call; strings returned by the library are the library's; user_data is the host's and is
@@ -33,6 +35,10 @@ public let DESKAUDIO_VERSION_MAJOR: Int32 = 0
 public let DESKAUDIO_VERSION_MINOR: Int32 = 1
 /// Patch version of this header: fixes only.
 public let DESKAUDIO_VERSION_PATCH: Int32 = 0
+/// Encoded frames (10 ms each) that wait for a slow frame callback before the oldest is
+/// dropped.
+public let DESKAUDIO_QUEUE_FRAMES: Int32 = 50
+
 /// ABI generation of this header: the N of the library's SONAME, libdeskaudio.so.N.
 /// A library with another ABI version cannot serve a host built against this header.
 public let DESKAUDIO_ABI_VERSION: Int32 = 0

@@ -13,6 +13,9 @@ public enum deskaudio_frame_flag: Int32 {
     case DESKAUDIO_FRAME_MIC = 4
     /// PCM the host delivered (deskaudio_push_pcm) is in the frame.
     case DESKAUDIO_FRAME_HOST = 8
+    /// The sender dropped the frames just before this one: its host's frame callback fell
+    /// more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES). The sequence has a hole there.
+    case DESKAUDIO_FRAME_AFTER_LOSS = 16
 }
 
 /// Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*

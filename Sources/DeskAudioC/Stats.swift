@@ -31,7 +31,8 @@ public func deskaudio_get_stats(_ stats: UnsafeMutablePointer<deskaudio_stats>?)
         mic_server_latency_ns: snapshot.mic?.serverLatencyNs ?? -1,
         bitrate: snapshot.bitrate, backend: backendKind(snapshot.backend).rawValue,
         app_peak_dbfs: snapshot.app?.peakDBFS ?? silence, app_rms_dbfs: snapshot.app?.rmsDBFS ?? silence,
-        mic_peak_dbfs: snapshot.mic?.peakDBFS ?? silence, mic_rms_dbfs: snapshot.mic?.rmsDBFS ?? silence)
+        mic_peak_dbfs: snapshot.mic?.peakDBFS ?? silence, mic_rms_dbfs: snapshot.mic?.rmsDBFS ?? silence,
+        frames_dropped_slow_callback: snapshot.framesDroppedSlowCallback)
     return deskaudio_status.DESKAUDIO_OK.rawValue
 }
 

@@ -11,6 +11,9 @@ final class FrameCollector: @unchecked Sendable {
     private(set) var statusFromInsideCallback: Int32?
     /// When set, the first callback replaces itself with this collector's callback.
     var handOverTo: FrameCollector?
+    /// Seconds to block inside the callback after receiving the frame with this index
+    /// (0-based), as a slow host would. Set before capture starts.
+    var stalls: [Int: Double] = [:]
 
     /// The user_data pointer for set_audio_callback (unretained: keep the collector alive).
     var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -27,7 +30,9 @@ final class FrameCollector: @unchecked Sendable {
         arrivals.append(Date())
         let successor = handOverTo
         handOverTo = nil
+        let stall = stalls[frames.count - 1]
         lock.unlock()
+        if let stall { Thread.sleep(forTimeInterval: stall) }
         if let successor {
             let status = enable_audio(false, false)
             lock.lock()
@@ -42,6 +47,13 @@ final class FrameCollector: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return frames.count
+    }
+
+    /// When each frame arrived, in arrival order.
+    var arrivalTimes: [Date] {
+        lock.lock()
+        defer { lock.unlock() }
+        return arrivals
     }
 
     /// Seconds since the last frame arrived (infinity before the first).

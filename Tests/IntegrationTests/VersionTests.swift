@@ -1,3 +1,4 @@
+import DeskAudio
 import DeskAudioC
 import Testing
 
@@ -10,5 +11,12 @@ import Testing
             deskaudio_version_number()
                 == DESKAUDIO_VERSION_MAJOR * 10000 + DESKAUDIO_VERSION_MINOR * 100 + DESKAUDIO_VERSION_PATCH)
         #expect(deskaudio_abi_version() == DESKAUDIO_ABI_VERSION)
+    }
+}
+
+/// The header's constants agree with the library's.
+@Suite struct HeaderConstantTests {
+    @Test func theQueueBoundIsTheLibrarys() {
+        #expect(Int(DESKAUDIO_QUEUE_FRAMES) == AudioService.frameQueueCapacity)
     }
 }

@@ -4,14 +4,17 @@ import Synchronization
 /// The capture service a host drives: which sources are on, through which backend, where
 /// frames go, and the encoder settings. Every method may be called from any thread.
 public final class AudioService: @unchecked Sendable {
-    /// Receives each AudioFrame's bytes on the library's worker thread, valid only during the call.
+    /// Receives each AudioFrame's bytes on the library's delivery thread, valid only during the call.
     public typealias FrameHandler = @Sendable (UnsafeRawBufferPointer) -> Void
+
+    /// Encoded frames that wait for a slow frame handler before the oldest is dropped.
+    public static let frameQueueCapacity = FrameQueue.capacity
 
     /// Encoder settings; changes apply at the next frame.
     public let settings = EncoderSettings()
 
     private let control: UnsafeMutablePointer<pthread_mutex_t>
-    private let delivery = FrameDelivery()
+    private let delivery: FrameDelivery
     /// Events and log messages for the host.
     public let notices = NoticeBoard()
     private lazy var appFeed = SourceFeed(name: "app audio", notices: notices)
@@ -40,6 +43,7 @@ public final class AudioService: @unchecked Sendable {
 
     /// A stopped service with default settings.
     public init() {
+        delivery = FrameDelivery(stats: statsBoard)
         control = .allocate(capacity: 1)
         pthread_mutex_init(control, nil)
     }
@@ -158,6 +162,7 @@ public final class AudioService: @unchecked Sendable {
         statsBoard.read(into: &stats)
         stats.framesDroppedOverflow =
             UInt64(appFeed.ring.droppedFloats + micFeed.ring.droppedFloats) / UInt64(AudioFormat.frameFloats)
+        stats.framesDroppedSlowCallback = delivery.queue.droppedFrames
         stats.bitrate = settings.requestedBitrate
         stats.backend = inUse.value
         if appFeed.isCapturing { stats.app = level(of: appFeed) }

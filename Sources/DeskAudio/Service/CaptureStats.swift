@@ -17,9 +17,13 @@ public struct CaptureStats: Sendable, Equatable {
     public var framesSent: UInt64 = 0
     /// Frames held back by the zero gate.
     public var framesGated: UInt64 = 0
-    /// Frames' worth of captured audio dropped because the worker fell more than the ring
-    /// (0.5 s) behind, as behind a blocking frame callback.
+    /// Frames' worth of captured audio dropped because the worker fell more than its ring
+    /// (0.5 s) behind the audio server (a starved machine).
     public var framesDroppedOverflow: UInt64 = 0
+    /// Encoded frames dropped, oldest first, because the frame handler fell more than
+    /// FrameQueue.capacity frames (0.5 s) behind; the next frame delivered carries the
+    /// after-loss flag.
+    public var framesDroppedSlowCallback: UInt64 = 0
     /// Frames' worth of a source's audio dropped because it arrived as a backlog after its
     /// time had been filled with silence in the mix.
     public var framesDroppedLate: UInt64 = 0

@@ -2,8 +2,9 @@ import Glibc
 import Synchronization
 
 /// The library's own thread: waits for captured audio, mixes the active sources, runs the
-/// result through the pipeline and hands each AudioFrame to the host. Host callbacks run
-/// here, never on an audio server's thread.
+/// result through the pipeline and queues each AudioFrame for the delivery thread, which
+/// calls the host. Neither runs on an audio server's thread, and the host never holds up
+/// this one.
 final class CaptureWorker: @unchecked Sendable {
     /// Bits of `activeSources`.
     static let appBit: UInt8 = 1
@@ -18,7 +19,6 @@ final class CaptureWorker: @unchecked Sendable {
     private let settings: EncoderSettings
     private let mixer: SourceMixer
     private let stats: StatsBoard
-    private var latency = LatencyWindow()
     /// Which rings the worker reads: a source's bit is set only while its stream runs.
     let activeSources = Atomic<UInt8>(0)
     /// Set when a source was reopened after a failure: the next audio follows a gap.
@@ -48,22 +48,30 @@ final class CaptureWorker: @unchecked Sendable {
 
     deinit { chunk.deallocate() }
 
-    /// Starts the thread.
+    /// Starts the thread, and the delivery thread behind it.
     func start() throws(DeskAudioError) {
         precondition(thread == nil, "worker started twice")
         mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
         stopRequested.store(false, ordering: .releasing)
-        thread = try startLibraryThread { [self] in run() }
+        try delivery.start()
+        do {
+            thread = try startLibraryThread { [self] in run() }
+        } catch {
+            delivery.stop()
+            throw error
+        }
     }
 
-    /// Stops the thread and waits for it; the pipeline is idle when this returns.
-    /// Must not be called on the worker thread itself.
+    /// Stops both threads and waits for them; the pipeline is idle and no handler call is
+    /// in progress when this returns. Frames not yet delivered are dropped. Must not be
+    /// called on either thread.
     func stop() {
         guard let thread else { return }
         stopRequested.store(true, ordering: .releasing)
         wake.signal()
         pthread_join(thread, nil)
         self.thread = nil
+        delivery.stop()
     }
 
     private func run() {
@@ -106,19 +114,11 @@ final class CaptureWorker: @unchecked Sendable {
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: chunkEndNs
             ) { frame in
-                measureLatency()
-                delivery.deliver(frame)
+                // The frame was complete when its last sample arrived.
+                delivery.queue.push(frame, completedNs: pipeline.lastCaptureTimeNs &+ AudioFormat.frameDurationNs)
             }
             stats.publish(pipeline.counters, mixer: mixer)
         }
     }
 
-    // The frame about to be delivered was complete when its last sample arrived.
-    private func measureLatency() {
-        let completedNs = pipeline.lastCaptureTimeNs &+ AudioFormat.frameDurationNs
-        let now = MonotonicClock.nowNs()
-        if let window = latency.add(now > completedNs ? now - completedNs : 0) {
-            stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)
-        }
-    }
 }

@@ -1,26 +1,37 @@
 import Glibc
 import Synchronization
 
-/// The host's frame handler, and the guarantee around it: once `setHandler` has
-/// returned (on any thread but the delivering one), the old handler is never called
-/// again. The lock is taken only by the library's worker and by setters, never by the
-/// capture thread.
+/// Hands frames to the host's handler on a thread of its own, so a slow handler never
+/// holds up encoding: the worker pushes each frame into a bounded FrameQueue, this
+/// thread takes them out in order and calls the handler. Once `setHandler` has returned
+/// (on any thread but the delivering one), the old handler is never called again. The
+/// handler lock is taken only by the delivery thread and by setters.
 final class FrameDelivery: @unchecked Sendable {
     /// Receives each AudioFrame's bytes, valid only during the call.
     typealias Handler = @Sendable (UnsafeRawBufferPointer) -> Void
 
+    /// Frames waiting for the handler.
+    let queue = FrameQueue()
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     private var handler: Handler?
     private let deliveringThread = Atomic<UInt>(0)  // pthread_t of the thread in a handler call, or 0
+    private let stats: StatsBoard
+    private var latency = LatencyWindow()
+    private var thread: pthread_t?
+    private let frame: UnsafeMutableRawBufferPointer
 
-    init() {
+    /// A stopped delivery that publishes the callback latency to `stats`.
+    init(stats: StatsBoard) {
+        self.stats = stats
         lock = .allocate(capacity: 1)
         pthread_mutex_init(lock, nil)
+        frame = .allocate(byteCount: AudioFrameWriter.maxFrameBytes, alignment: 8)
     }
 
     deinit {
         pthread_mutex_destroy(lock)
         lock.deallocate()
+        frame.deallocate()
     }
 
     /// Replaces the handler. Called from inside a handler, it takes effect for the next
@@ -40,12 +51,33 @@ final class FrameDelivery: @unchecked Sendable {
         deliveringThread.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
-    /// Worker thread: calls the handler (if any) with one frame.
-    func deliver(_ frame: UnsafeRawBufferPointer) {
-        pthread_mutex_lock(lock)
-        deliveringThread.store(UInt(pthread_self()), ordering: .releasing)
-        handler?(frame)
-        deliveringThread.store(0, ordering: .releasing)
-        pthread_mutex_unlock(lock)
+    /// Starts the delivery thread with an empty queue.
+    func start() throws(DeskAudioError) {
+        precondition(thread == nil, "delivery started twice")
+        queue.reopen()
+        thread = try startLibraryThread { [self] in run() }
+    }
+
+    /// Stops the delivery thread after the handler call in progress, if any, and waits for
+    /// it; frames still queued are dropped. Must not be called on the delivery thread.
+    func stop() {
+        guard let thread else { return }
+        queue.close()
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+
+    private func run() {
+        while let (length, completedNs) = queue.pop(into: frame) {
+            let now = MonotonicClock.nowNs()
+            if let window = latency.add(now > completedNs ? now - completedNs : 0) {
+                stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)
+            }
+            pthread_mutex_lock(lock)
+            deliveringThread.store(UInt(pthread_self()), ordering: .releasing)
+            handler?(UnsafeRawBufferPointer(rebasing: frame[0..<length]))
+            deliveringThread.store(0, ordering: .releasing)
+            pthread_mutex_unlock(lock)
+        }
     }
 }

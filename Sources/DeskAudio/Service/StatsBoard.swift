@@ -1,7 +1,8 @@
 import Synchronization
 
-/// The worker's running counts, published for readers on other threads. The worker is
-/// the only writer; every access is a relaxed atomic, so the worker never waits for a reader.
+/// The worker's running counts and the delivery thread's latency, published for readers on
+/// other threads. Each value has one writer; every access is a relaxed atomic, so no
+/// writer ever waits for a reader.
 final class StatsBoard: Sendable {
     private let framesCaptured = Atomic<UInt64>(0)
     private let framesSent = Atomic<UInt64>(0)
@@ -24,7 +25,7 @@ final class StatsBoard: Sendable {
         silenceFilledSamples.store(mixer.silenceFilledSamples, ordering: .relaxed)
     }
 
-    /// Worker: the callback latency over the last window of frames.
+    /// Delivery thread: the callback latency over the last window of frames.
     func publishLatency(meanNs: UInt64, maxNs: UInt64) {
         latencyMeanNs.store(meanNs, ordering: .relaxed)
         latencyMaxNs.store(maxNs, ordering: .relaxed)

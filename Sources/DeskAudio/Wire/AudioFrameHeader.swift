@@ -9,6 +9,8 @@ public struct AudioFrameHeader: Equatable, Sendable {
     public static let byteCount = 36
     /// Codec identifier for Opus, the only codec of version 1.
     public static let codecOpus: UInt8 = 1
+    /// Byte offset of the flags in the header.
+    public static let flagsOffset = 5
 
     /// Bit flags carried in the header.
     public struct Flags: OptionSet, Sendable {
@@ -23,6 +25,9 @@ public struct AudioFrameHeader: Equatable, Sendable {
         public static let mic = Flags(rawValue: 1 << 2)
         /// PCM the host delivered (deskaudio_push_pcm) is in the frame.
         public static let host = Flags(rawValue: 1 << 3)
+        /// Frames before this one were dropped because the host's frame callback fell
+        /// more than 0.5 s behind: the sequence has a hole, and a decoder conceals it.
+        public static let afterLoss = Flags(rawValue: 1 << 4)
     }
 
     /// See `Flags`.

@@ -12,7 +12,7 @@ public enum AudioFrameWriter {
         buffer[2] = magic.2
         buffer[3] = magic.3
         buffer[4] = AudioFrameHeader.currentVersion
-        buffer[5] = header.flags.rawValue
+        buffer[AudioFrameHeader.flagsOffset] = header.flags.rawValue
         buffer[6] = header.channels
         buffer[7] = header.codec
         store(header.sampleRate, at: 8, in: buffer)

@@ -67,7 +67,7 @@ typedef struct deskaudio_stats {
     uint64_t frames_gated;
     /**
      * Frames' worth of captured audio dropped because the library's worker fell more
-     * than 0.5 s behind the audio server (a frame callback that blocks).
+     * than 0.5 s behind the audio server (a starved machine).
      */
     uint64_t frames_dropped_overflow;
     /**
@@ -104,6 +104,12 @@ typedef struct deskaudio_stats {
     float mic_peak_dbfs;
     /** The microphone's RMS level, dBFS. */
     float mic_rms_dbfs;
+    /**
+     * Encoded frames dropped, oldest first, because the frame callback fell more than
+     * DESKAUDIO_QUEUE_FRAMES frames (0.5 s) behind; the next frame delivered carries
+     * DESKAUDIO_FRAME_AFTER_LOSS.
+     */
+    uint64_t frames_dropped_slow_callback;
 } deskaudio_stats;
 /* END PUBLIC TYPES */
 

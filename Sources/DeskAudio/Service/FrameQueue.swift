@@ -1,0 +1,114 @@
+import Glibc
+import Synchronization
+
+/// A bounded queue of AudioFrames between the worker, which encodes in real time, and the
+/// thread that calls the host. When the host falls `capacity` frames behind, the oldest
+/// frame is dropped and counted, and the next frame taken out carries the after-loss flag.
+/// Storage is allocated once; `push` and `pop` allocate nothing. The lock is held only
+/// to copy a frame in or out, never during a host call, and the capture thread never
+/// takes it.
+final class FrameQueue: @unchecked Sendable {
+    /// Frames the queue holds: 0.5 s of audio.
+    static let capacity = 50
+
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    private let nonEmpty: UnsafeMutablePointer<pthread_cond_t>
+    private let slots: UnsafeMutableRawBufferPointer
+    private let lengths: UnsafeMutableBufferPointer<Int>
+    private let completedNs: UnsafeMutableBufferPointer<UInt64>
+    private var head = 0
+    private var count = 0
+    private var dropsSinceLastPop = false
+    private var closed = false
+    private let dropped = Atomic<UInt64>(0)
+
+    /// An empty, open queue.
+    init() {
+        lock = .allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        nonEmpty = .allocate(capacity: 1)
+        pthread_cond_init(nonEmpty, nil)
+        slots = .allocate(byteCount: FrameQueue.capacity * AudioFrameWriter.maxFrameBytes, alignment: 8)
+        lengths = .allocate(capacity: FrameQueue.capacity)
+        lengths.initialize(repeating: 0)
+        completedNs = .allocate(capacity: FrameQueue.capacity)
+        completedNs.initialize(repeating: 0)
+    }
+
+    deinit {
+        pthread_cond_destroy(nonEmpty)
+        nonEmpty.deallocate()
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+        slots.deallocate()
+        lengths.deallocate()
+        completedNs.deallocate()
+    }
+
+    /// Frames dropped because the queue was full, since creation.
+    var droppedFrames: UInt64 { dropped.load(ordering: .relaxed) }
+
+    /// Worker: copies `frame` in (dropping the oldest frame if the queue is full) with
+    /// the CLOCK_MONOTONIC time its audio was complete. Never waits for the host.
+    func push(_ frame: UnsafeRawBufferPointer, completedNs completed: UInt64) {
+        precondition(frame.count <= AudioFrameWriter.maxFrameBytes)
+        pthread_mutex_lock(lock)
+        if count == FrameQueue.capacity {
+            head = (head + 1) % FrameQueue.capacity
+            count -= 1
+            dropsSinceLastPop = true
+            dropped.add(1, ordering: .relaxed)
+        }
+        let index = (head + count) % FrameQueue.capacity
+        UnsafeMutableRawBufferPointer(rebasing: slot(index)[0..<frame.count]).copyMemory(from: frame)
+        lengths[index] = frame.count
+        completedNs[index] = completed
+        count += 1
+        pthread_cond_signal(nonEmpty)
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Delivery thread: waits for the oldest frame and copies it into `buffer` (at least
+    /// AudioFrameWriter.maxFrameBytes), setting the after-loss flag if frames were dropped
+    /// since the last pop. Returns its length and completion time, or nil once closed.
+    func pop(into buffer: UnsafeMutableRawBufferPointer) -> (length: Int, completedNs: UInt64)? {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        while count == 0 && !closed { pthread_cond_wait(nonEmpty, lock) }
+        guard !closed else { return nil }
+        let length = lengths[head]
+        buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: slot(head)[0..<length]))
+        if dropsSinceLastPop {
+            buffer[AudioFrameHeader.flagsOffset] |= AudioFrameHeader.Flags.afterLoss.rawValue
+            dropsSinceLastPop = false
+        }
+        let result = (length, completedNs[head])
+        head = (head + 1) % FrameQueue.capacity
+        count -= 1
+        return result
+    }
+
+    /// Wakes the delivery thread and makes every pop return nil; frames still queued are
+    /// forgotten.
+    func close() {
+        pthread_mutex_lock(lock)
+        closed = true
+        pthread_cond_broadcast(nonEmpty)
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Empties the queue and opens it again, for the next run.
+    func reopen() {
+        pthread_mutex_lock(lock)
+        head = 0
+        count = 0
+        dropsSinceLastPop = false
+        closed = false
+        pthread_mutex_unlock(lock)
+    }
+
+    private func slot(_ index: Int) -> UnsafeMutableRawBufferPointer {
+        let size = AudioFrameWriter.maxFrameBytes
+        return UnsafeMutableRawBufferPointer(rebasing: slots[(index * size)..<((index + 1) * size)])
+    }
+}
