@@ -1,5 +1,4 @@
 import DeskAudio
-import Synchronization
 
 /// The file side of `deskaudio record`: takes AudioFrames from the library and writes their
 /// Opus packets. Pauses of the zero gate become silence packets, so the file keeps the
@@ -9,10 +8,13 @@ final class Recording: @unchecked Sendable {
     private let writer: OggOpusWriter
     private let silence: [UInt8]
     private let frameLimit: UInt64
-    private var nextSampleClock: UInt64?
-    private var framesWritten: UInt64 = 0
-    private var silenceFrames: UInt64 = 0
-    private let lock = Mutex<Void>(())
+    /// What the threads share: the file's counts (the writer is used only while it is locked).
+    private struct Counts {
+        var nextSampleClock: UInt64?
+        var framesWritten: UInt64 = 0
+        var silenceFrames: UInt64 = 0
+    }
+    private let counts = LockedValue(Counts())
 
     /// Records into `writer`, at most `frameLimit` frames; `silence` is an Opus packet of
     /// one silent 10 ms frame.
@@ -23,50 +25,48 @@ final class Recording: @unchecked Sendable {
     }
 
     /// True once the frame limit is reached or writing failed.
-    var isComplete: Bool { lock.withLock { _ in isFull } }
+    var isComplete: Bool { counts.withLock { isFull($0) } }
 
     /// Frames in the file so far, of them silence for gated time, and bytes.
     var progress: (frames: UInt64, silence: UInt64, bytes: Int) {
-        lock.withLock { _ in (framesWritten, silenceFrames, writer.bytesWritten) }
+        counts.withLock { ($0.framesWritten, $0.silenceFrames, writer.bytesWritten) }
     }
 
-    private var isFull: Bool { framesWritten >= frameLimit || writer.failure != nil }
+    private func isFull(_ counts: Counts) -> Bool { counts.framesWritten >= frameLimit || writer.failure != nil }
 
     /// Writes one AudioFrame's packet, after silence for any frames the gate held back.
     func take(_ bytes: UnsafeRawBufferPointer) {
-        lock.withLock { _ in takeLocked(bytes) }
+        counts.withLock { take(bytes, &$0) }
     }
 
-    private func takeLocked(_ bytes: UnsafeRawBufferPointer) {
-        guard !isFull else { return }
+    private func take(_ bytes: UnsafeRawBufferPointer, _ counts: inout Counts) {
+        guard !isFull(counts) else { return }
         guard let frame = try? AudioFrameParser.parse(bytes) else { return }  // the library makes none
         let frameSamples = UInt64(AudioFormat.frameSamples)
-        if let expected = nextSampleClock, frame.header.sampleClock > expected {
-            writeSilence(frames: (frame.header.sampleClock - expected) / frameSamples)
+        if let expected = counts.nextSampleClock, frame.header.sampleClock > expected {
+            writeSilence(frames: (frame.header.sampleClock - expected) / frameSamples, &counts)
         }
-        nextSampleClock = frame.header.sampleClock + frameSamples
-        guard !isFull else { return }
+        counts.nextSampleClock = frame.header.sampleClock + frameSamples
+        guard !isFull(counts) else { return }
         writer.write(frame.payload, samples: AudioFormat.frameSamples)
-        framesWritten += 1
+        counts.framesWritten += 1
     }
 
     /// Pads with silence up to `capturedFrames` (gated frames at the end; at least one
     /// frame in all), then closes the file.
     func finish(capturedFrames: UInt64) throws(CLIFailure) {
-        try lock.withLock { _ throws(CLIFailure) in try finishLocked(capturedFrames: capturedFrames) }
+        try counts.withLock { (counts) throws(CLIFailure) in
+            let target = max(1, min(capturedFrames, frameLimit))
+            if counts.framesWritten < target { writeSilence(frames: target - counts.framesWritten, &counts) }
+            try writer.finish()
+        }
     }
 
-    private func finishLocked(capturedFrames: UInt64) throws(CLIFailure) {
-        let target = max(1, min(capturedFrames, frameLimit))
-        if framesWritten < target { writeSilence(frames: target - framesWritten) }
-        try writer.finish()
-    }
-
-    private func writeSilence(frames: UInt64) {
-        for _ in 0..<min(frames, frameLimit - min(framesWritten, frameLimit)) {
+    private func writeSilence(frames: UInt64, _ counts: inout Counts) {
+        for _ in 0..<min(frames, frameLimit - min(counts.framesWritten, frameLimit)) {
             silence.withUnsafeBytes { writer.write($0, samples: AudioFormat.frameSamples) }
-            framesWritten += 1
-            silenceFrames += 1
+            counts.framesWritten += 1
+            counts.silenceFrames += 1
         }
     }
 }

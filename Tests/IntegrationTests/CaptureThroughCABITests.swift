@@ -28,6 +28,7 @@ extension RealServerTests {
 
             let frames = try collector.parsed()
             #expect(player.terminationStatus == 0)
+            try #require(!frames.isEmpty)
             #expect(
                 frames.map(\.header.sequence)
                     == Array(frames[0].header.sequence..<(frames[0].header.sequence + UInt32(frames.count))))

@@ -1,6 +1,7 @@
 import DeskAudio
 import DeskAudioC
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -58,16 +59,16 @@ extension RealServerTests {
         }
 
         @Test func anEventCallbackMayCallBackIntoTheLibrary() throws {
-            final class Box: @unchecked Sendable { var status: Int32 = 1 }
+            final class Box: Sendable { let status = Atomic<Int32>(1) }
             let box = Box()
             deskaudio_set_event_callback({ event, _, userData in
                 guard event == deskaudio_event.DESKAUDIO_EVENT_CONNECTED.rawValue else { return }
                 let box = Unmanaged<Box>.fromOpaque(userData!).takeUnretainedValue()
-                box.status = enable_audio(false, false)  // stops capture from inside the callback
+                box.status.store(enable_audio(false, false), ordering: .releasing)  // stops capture from inside the callback
                 deskaudio_set_event_callback(nil, nil)
             }, Unmanaged.passUnretained(box).toOpaque())
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
-            #expect(waitUntil(seconds: 3) { box.status == 0 }, "enable_audio inside the callback returned OK")
+            #expect(waitUntil(seconds: 3) { box.status.load(ordering: .acquiring) == 0 }, "enable_audio inside the callback returned OK")
             #expect(String(cString: deskaudio_backend()!) == "", "capture stopped")
         }
     }

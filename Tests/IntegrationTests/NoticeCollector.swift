@@ -1,11 +1,12 @@
 import DeskAudioC
 import Foundation
+import DeskAudio
 import Synchronization
 
 /// Records what deskaudio_set_event_callback and deskaudio_set_log_callback deliver.
 final class NoticeCollector: Sendable {
-    private let received = Mutex<[(kind: Int32, text: String)]>([])
-    private let logs = Mutex<[(level: Int32, text: String)]>([])
+    private let received = LockedValue<[(kind: Int32, text: String)]>([])
+    private let logs = LockedValue<[(level: Int32, text: String)]>([])
 
     var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 

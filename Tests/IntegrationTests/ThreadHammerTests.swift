@@ -2,7 +2,6 @@ import DeskAudio
 import DeskAudioC
 import DeskAudioCTypes
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -14,7 +13,7 @@ extension RealServerTests {
         @Test func eightThreadsHammerStartStopAndCallbacksWhileAudioFlows() throws {
             let collectors = [FrameCollector(), FrameCollector()]
             let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 4)
-            let calls = Mutex<[Int32: Int]>([:])  // status → count, over every enable_audio call
+            let calls = LockedValue<[Int32: Int]>([:])  // status → count, over every enable_audio call
             let done = DispatchGroup()
             for thread in 0..<8 {
                 done.enter()
@@ -73,3 +72,4 @@ extension RealServerTests {
         }
     }
 }
+

@@ -10,7 +10,7 @@ public final class EncoderSettings: Sendable {
     private let fec = Atomic<Bool>(false)
     private let expectedLossPercent = Atomic<Int32>(0)
     private let gateEnabled = Atomic<Bool>(true)
-    private let adapter = Mutex(BitrateAdapter())
+    private let adapter = LockedValue(BitrateAdapter())
 
     /// Settings at their defaults (128 kbit/s, complexity 10, FEC off, gate on).
     public init() {}

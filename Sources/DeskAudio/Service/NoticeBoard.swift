@@ -21,7 +21,7 @@ public final class NoticeBoard: @unchecked Sendable {
     /// memory without bound.
     public static let capacity = 256
 
-    private let queue = Mutex<[Notice]>([])
+    private let queue = LockedValue<[Notice]>([])
     private let logLevel = Atomic<Int32>(0)  // 0: no log handler
     private let handlerLock: UnsafeMutablePointer<pthread_mutex_t>
     private var eventHandler: EventHandler?
