@@ -1,0 +1,148 @@
+import DeskAudio
+import DeskAudioC
+import DeskAudioCTypes
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// Seconds the soak runs: DESKAUDIO_SOAK_SECONDS, else 60 (scripts/test). `scripts/soak 600`
+/// runs the full 10 minutes.
+let soakSeconds = Double(ProcessInfo.processInfo.environment["DESKAUDIO_SOAK_SECONDS"] ?? "") ?? 60
+
+extension RealServerTests {
+    @Suite struct SoakTests {
+        /// A tone switched on for 3 s and off for 9 s (the gate closes after 8 s), over and
+        /// over: every frame sent arrives in order, no callback gap over 50 ms outside gated
+        /// silence, each tone comes back whole, and memory and file descriptors stay flat.
+        @Test func captureRunsOnThroughToneAndGateCyclesWithoutGrowing() throws {
+            let cycles = max(3, Int(soakSeconds / 12))
+            let recorder = try SoakRecorder(capacity: cycles * 1300 + 500)
+            set_audio_callback(SoakRecorder.callback, Unmanaged.passUnretained(recorder).toOpaque())
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            var rssAfterWarmUp = 0
+            var fdsAfterWarmUp = 0
+            var rssSamples: [Int] = []
+            rssSamples.reserveCapacity(cycles)
+            // The tone is written once and played by system(): the loop itself allocates
+            // (almost) nothing, so the RSS it reads is the library's.
+            let toneFile = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-soak-tone.f32")
+            try SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 3 * 48_000)
+                .withUnsafeBytes { Data($0) }.write(to: toneFile)
+            defer { try? FileManager.default.removeItem(at: toneFile) }
+            let play = "pacat --playback --raw --latency-msec=200 --format=float32le --rate=48000 --channels=2 '\(toneFile.path)'"
+            for cycle in 0..<cycles {
+                #expect(system(play) == 0, "pacat played the tone")
+                sleep(9)
+                rssSamples.append(residentKilobytes())
+                if cycle == 1 {
+                    rssAfterWarmUp = residentKilobytes()
+                    fdsAfterWarmUp = openFileDescriptors()
+                }
+            }
+            let rssAtEnd = residentKilobytes()
+            let fdsAtEnd = openFileDescriptors()
+            var stats = deskaudio_stats()
+            _ = deskaudio_get_stats(&stats)
+            #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            set_audio_callback(nil, nil)
+
+            let records = recorder.records
+            try #require(records.count > cycles * 300 && records.count < recorder.capacity, "\(records.count) frames")
+            let outOfOrder = zip(records, records.dropFirst()).filter { $1.sequence != $0.sequence &+ 1 }
+            #expect(outOfOrder.isEmpty, "sequence breaks: \(outOfOrder.prefix(5).map { ($0.0.sequence, $0.1.sequence) })")
+            #expect(!records.contains { $0.flags.contains(.afterLoss) })
+            #expect(stats.frames_dropped_slow_callback == 0 && stats.frames_dropped_overflow == 0)
+            let clockBreaks = zip(records, records.dropFirst()).filter {
+                !$1.flags.contains(.afterGap) && $1.sampleClock != $0.sampleClock + 480
+            }
+            #expect(clockBreaks.isEmpty, "sample clock breaks outside gaps: \(clockBreaks.count)")
+            let gaps = zip(records, records.dropFirst()).filter { !$1.flags.contains(.afterGap) }
+                .map { Double($1.arrivalNs - $0.arrivalNs) / 1e6 }
+            let longestGapMs = gaps.max() ?? 0
+            #expect(longestGapMs <= 50, "longest gap between callbacks outside gated silence: \(longestGapMs) ms")
+            let reopenings = records.filter { $0.flags.contains(.afterGap) }.count
+            #expect(reopenings >= cycles - 1, "the gate closed and reopened in each cycle: \(reopenings)")
+            // Each tone comes back as one run of loud frames, 3 s long.
+            var runs: [Int] = []
+            var run = 0
+            for record in records {
+                if record.levelDB > -30 { run += 1 } else if run > 0 { runs.append(run); run = 0 }
+            }
+            if run > 0 { runs.append(run) }
+            #expect(runs.count == cycles && runs.allSatisfy { (295...305).contains($0) }, "tone runs (frames): \(runs)")
+            let growthKB = rssAtEnd - rssAfterWarmUp
+            #expect(growthKB < 1024, "RSS grew \(growthKB) kB after warm-up: \(rssSamples)")
+            #expect(fdsAtEnd <= fdsAfterWarmUp, "open files grew: \(fdsAfterWarmUp) → \(fdsAtEnd)")
+            print(
+                "measured: soak \(Int(soakSeconds)) s, \(cycles) tone/gate cycles: \(records.count) frames in order, "
+                    + "\(stats.frames_gated) gated, \(reopenings) gate reopenings, longest callback gap outside "
+                    + "gated silence \(longestGapMs) ms, tone runs \(Set(runs).sorted()) frames, RSS "
+                    + "\(rssAfterWarmUp) → \(rssAtEnd) kB (growth \(growthKB) kB), open files \(fdsAfterWarmUp) → \(fdsAtEnd)")
+        }
+    }
+}
+
+/// Records every frame's header fields, arrival time and decoded level, into storage
+/// allocated (and touched) up front so that recording does not grow the process.
+private final class SoakRecorder: @unchecked Sendable {
+    struct Record {
+        var sequence: UInt32 = 0
+        var sampleClock: UInt64 = 0
+        var flags: AudioFrameHeader.Flags = []
+        var arrivalNs: UInt64 = 0
+        var levelDB: Double = 0
+    }
+
+    let capacity: Int
+    private let storage: UnsafeMutableBufferPointer<Record>
+    private var count = 0
+    private let decoder: OpusFrameDecoder
+    private let pcm: UnsafeMutableBufferPointer<Float>
+
+    init(capacity: Int) throws {
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+        storage.initialize(repeating: Record())
+        decoder = try OpusFrameDecoder()
+        pcm = .allocate(capacity: AudioFormat.frameFloats)
+        pcm.initialize(repeating: 0)
+    }
+
+    deinit {
+        storage.deallocate()
+        pcm.deallocate()
+    }
+
+    /// The frames recorded; read once capture has stopped.
+    var records: ArraySlice<Record> { Array(storage)[0..<count] }
+
+    static let callback: deskaudio_frame_callback = { frame, length, userData in
+        let recorder = Unmanaged<SoakRecorder>.fromOpaque(userData!).takeUnretainedValue()
+        recorder.receive(UnsafeRawBufferPointer(start: frame, count: length))
+    }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard count < capacity, let frame = try? AudioFrameParser.parse(bytes) else { return }
+        let samples = (try? decoder.decode(frame.payload, into: pcm)) ?? 0
+        var sum = 0.0
+        for index in stride(from: 0, to: samples * 2, by: 2) { sum += Double(pcm[index] * pcm[index]) }
+        let level = samples > 0 ? 10 * log10(max(sum / Double(samples), 1e-12)) : -120
+        storage[count] = Record(
+            sequence: frame.header.sequence, sampleClock: frame.header.sampleClock, flags: frame.header.flags,
+            arrivalNs: MonotonicClock.nowNs(), levelDB: level)
+        count += 1
+    }
+}
+
+/// The process's resident set, kB (/proc/self/status VmRSS).
+private func residentKilobytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+/// Files the process has open (/proc/self/fd).
+private func openFileDescriptors() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+}
