@@ -12,14 +12,14 @@ extension RealServerTests {
             let collector = FrameCollector()
             collector.stalls = [60: 0.2, 120: 0.2, 180: 0.2]
             set_audio_callback(FrameCollector.callback, collector.userData)
-            let before = try stats()
+            let before = StatsThroughCABITests.stats()
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
             let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 3)
             player.waitUntilExit()
             Thread.sleep(forTimeInterval: 0.3)
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
-            let after = try stats()
+            let after = StatsThroughCABITests.stats()
 
             let frames = try collector.parsed()
             let arrivals = collector.arrivalTimes
@@ -57,18 +57,18 @@ extension RealServerTests {
             let collector = FrameCollector()
             collector.stalls = [30: 1.0]
             set_audio_callback(FrameCollector.callback, collector.userData)
-            let before = try stats()
+            let before = StatsThroughCABITests.stats()
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
             let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 2.5)
             #expect(waitUntil(seconds: 3) { collector.count >= 31 })
             // The callback sleeps now; capture and encoding go on.
-            let capturedAtStall = try stats().frames_captured
+            let capturedAtStall = StatsThroughCABITests.stats().frames_captured
             Thread.sleep(forTimeInterval: 0.5)
-            let capturedDuringStall = try stats().frames_captured - capturedAtStall
+            let capturedDuringStall = StatsThroughCABITests.stats().frames_captured - capturedAtStall
             player.waitUntilExit()
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
-            let after = try stats()
+            let after = StatsThroughCABITests.stats()
 
             #expect((40...60).contains(capturedDuringStall), "\(capturedDuringStall) frames captured in 0.5 s of the stall")
             let frames = try collector.parsed()
@@ -105,12 +105,6 @@ extension RealServerTests {
             #expect(probe.framesSentSeen.last ?? 0 > 0)
         }
     }
-}
-
-private func stats() throws -> deskaudio_stats {
-    var stats = deskaudio_stats()
-    try #require(deskaudio_get_stats(&stats) == deskaudio_status.DESKAUDIO_OK.rawValue)
-    return stats
 }
 
 /// A callback that, on every frame, reads stats, sets itself again as the callback and

@@ -43,8 +43,7 @@ extension RealServerTests {
             }
             let rssAtEnd = residentKilobytes()
             let fdsAtEnd = openFileDescriptors()
-            var stats = deskaudio_stats()
-            _ = deskaudio_get_stats(&stats)
+            let stats = StatsThroughCABITests.stats()
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
 

@@ -8,6 +8,7 @@ import Testing
 extension RealServerTests {
     /// deskaudio_get_stats() while app audio and the microphone carry known tones.
     @Suite struct StatsThroughCABITests {
+        /// deskaudio_get_stats(), expected to succeed; other suites read stats through it too.
         static func stats() -> deskaudio_stats {
             var stats = deskaudio_stats()
             #expect(deskaudio_get_stats(&stats) == deskaudio_status.DESKAUDIO_OK.rawValue)
