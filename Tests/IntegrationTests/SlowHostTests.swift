@@ -34,22 +34,27 @@ extension RealServerTests {
             // While the callback slept, frames went on being captured 10 ms apart; they
             // waited in the queue and came in a burst after it.
             var burstSpans: [Double] = []
+            var captureSpans: [Double] = []
             for stalled in collector.stalls.keys.sorted() {
                 let burst = (stalled + 1)...(stalled + 15)
                 let captureSpan =
                     Double(frames[burst.upperBound].header.captureTimeNs - frames[burst.lowerBound].header.captureTimeNs)
                     / 1e9
                 let arrivalSpan = arrivals[burst.upperBound].timeIntervalSince(arrivals[burst.lowerBound])
-                #expect(abs(captureSpan - 0.14) < 0.03, "captured in real time: \(captureSpan) s for 14 frames")
-                #expect(arrivalSpan < 0.07, "delivered as a burst: \(arrivalSpan) s for 14 frames")
+                // 14 frames hold 140 ms of audio. The server hands it over in chunks of its
+                // own (up to ~40 ms under load), so the bounds are loose; a capture held up
+                // by the callback would show a span near 0 (caught up in one go after it).
+                #expect((0.09...0.3).contains(captureSpan), "captured in real time: \(captureSpan) s for 14 frames")
+                #expect(arrivalSpan < 0.1, "delivered as a burst: \(arrivalSpan) s for 14 frames")
                 burstSpans.append(arrivalSpan)
+                captureSpans.append(captureSpan)
             }
             let tone = ToneCheck(try collector.decoded())
             #expect(tone.dropouts(expected: halfScaleSineLevel, tolerance: 1).isEmpty)
             let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
             print(
                 "measured: 3 callbacks blocking 200 ms: \(frames.count) frames in sequence, 0 dropped, "
-                    + "14 queued frames delivered in \(burstSpans.map { Int($0 * 1000) }) ms after each; "
+                    + "14 queued frames captured over \(captureSpans.map { Int($0 * 1000) }) ms, delivered in \(burstSpans.map { Int($0 * 1000) }) ms after each; "
                     + "tone \(frequency) Hz, \(level) dBFS, unbroken")
         }
 
