@@ -36,14 +36,15 @@ public enum ExternalTools {
             error: String(decoding: errorData, as: UTF8.self))
     }
 
-    /// Plays a stereo sine through pacat into `device` (default: the default sink); returns
-    /// the running player.
+    /// Plays a sine (stereo, or one channel if `mono`) through pacat into `device` (default:
+    /// the default sink); returns the running player.
     public static func playTone(
-        frequency: Double, amplitude: Float, seconds: Double, device: String? = nil,
+        frequency: Double, amplitude: Float, seconds: Double, device: String? = nil, mono: Bool = false,
         environment: [String: String] = [:]
     ) throws -> Process {
-        let samples = SignalAnalysis.sine(
+        let stereo = SignalAnalysis.sine(
             frequency: frequency, amplitude: amplitude, frames: Int(seconds * 48_000))
+        let samples = mono ? SignalAnalysis.left(stereo[...]) : stereo
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("deskaudio-tone-\(UUID().uuidString).f32")
         try samples.withUnsafeBytes { Data($0) }.write(to: file)
@@ -51,7 +52,7 @@ public enum ExternalTools {
             [
                 // 200 ms of server-side buffer: a busy test machine must not starve the player.
                 "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
-                "--channels=2",
+                "--channels=\(mono ? 1 : 2)",
             ] + (device.map { ["--device=\($0)"] } ?? []) + [file.path], environment: environment)
         process.terminationHandler = { _ in try? FileManager.default.removeItem(at: file) }
         return process

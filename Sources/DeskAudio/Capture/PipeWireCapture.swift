@@ -111,7 +111,12 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         // Without capture.sink, an input stream is linked to a source; with it, to a sink's
         // monitor. Without target.object, the session manager picks the default and follows it.
         if target.recordsASink { pw_properties_set(properties, PW_KEY_STREAM_CAPTURE_SINK, "true") }
-        if let name = target.deviceName { pw_properties_set(properties, PW_KEY_TARGET_OBJECT, name) }
+        // A device the host named is kept: when it goes, the session manager ends the stream
+        // (reopened once the device is back) instead of moving it to the default.
+        if let name = target.deviceName {
+            pw_properties_set(properties, PW_KEY_TARGET_OBJECT, name)
+            pw_properties_set(properties, PW_KEY_NODE_DONT_RECONNECT, "true")
+        }
         guard let newStream = pw_stream_new(connection.core, "DeskAudio capture", properties) else {
             throw .outOfResources("cannot create a PipeWire stream: \(PipeWireConnection.errnoText())")
         }

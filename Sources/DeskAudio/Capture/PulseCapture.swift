@@ -105,9 +105,12 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: tenMilliseconds)
         // Timing updates let the read callback ask the server's latency without a round trip.
+        // A device the host named is kept: when it goes, the stream fails (and is reopened
+        // once the device is back) instead of being moved to another one.
+        let keep = target.deviceName != nil ? PA_STREAM_DONT_MOVE.rawValue : 0
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue | keep)
         guard pa_stream_connect_record(newStream, device, &attributes, flags) >= 0 else {
             throw .streamFailed("PulseAudio refused to record from \(device): \(connection.failureText)")
         }

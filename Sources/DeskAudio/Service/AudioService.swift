@@ -229,7 +229,7 @@ public final class AudioService: @unchecked Sendable {
         self.worker = worker
         supervisorStop.store(false, ordering: .releasing)
         do {
-            supervisor = try startLibraryThread { [self] in supervise() }
+            supervisor = try startLibraryThread(named: "deskaudio-watch") { [self] in supervise() }
         } catch {
             worker.stop()
             self.worker = nil

@@ -55,7 +55,7 @@ final class CaptureWorker: @unchecked Sendable {
         stopRequested.store(false, ordering: .releasing)
         try delivery.start()
         do {
-            thread = try startLibraryThread { [self] in run() }
+            thread = try startLibraryThread(named: "deskaudio-work") { [self] in run() }
         } catch {
             delivery.stop()
             throw error

@@ -55,7 +55,7 @@ final class FrameDelivery: @unchecked Sendable {
     func start() throws(DeskAudioError) {
         precondition(thread == nil, "delivery started twice")
         queue.reopen()
-        thread = try startLibraryThread { [self] in run() }
+        thread = try startLibraryThread(named: "deskaudio-deliver") { [self] in run() }
     }
 
     /// Stops the delivery thread after the handler call in progress, if any, and waits for

@@ -1,7 +1,10 @@
+import DeskAudioShim
 import Glibc
 
 /// Starts one of the library's own threads running `body`; join it with `pthread_join`.
-func startLibraryThread(_ body: @escaping @Sendable () -> Void) throws(DeskAudioError) -> pthread_t {
+func startLibraryThread(
+    named name: String, _ body: @escaping @Sendable () -> Void
+) throws(DeskAudioError) -> pthread_t {
     var thread = pthread_t()
     let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
     let status = pthread_create(
@@ -14,6 +17,7 @@ func startLibraryThread(_ body: @escaping @Sendable () -> Void) throws(DeskAudio
         Unmanaged<ThreadBody>.fromOpaque(context).release()
         throw .outOfResources("cannot start a library thread: \(String(cString: strerror(status)))")
     }
+    _ = deskaudio_shim_set_thread_name(thread, name)  // seen in top -H, gdb, /proc
     return thread
 }
 

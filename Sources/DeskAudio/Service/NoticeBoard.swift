@@ -79,7 +79,7 @@ public final class NoticeBoard: @unchecked Sendable {
         }
         guard accepted else { return }
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            if (try? startLibraryThread({ [self] in deliverForever() })) == nil {
+            if (try? startLibraryThread(named: "deskaudio-notice") { [self] in deliverForever() }) == nil {
                 started.store(false, ordering: .releasing)
             }
         }

@@ -1,0 +1,176 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+import TestSupport
+import Testing
+
+extension RealServerTests {
+    /// Devices that come, go and look odd, on every server path: no crash, an event, and
+    /// the audio back once a device is.
+    @Suite struct FaultTests {
+        /// A mono tone played into a mono sink: both servers copy mono to both channels, so
+        /// the level is the stereo tone's (a stereo tone would be mixed down differently:
+        /// PipeWire sums the channels, PulseAudio averages them).
+        @Test func aMono44kS16SinkComesOutAs48kHzStereo() throws {
+            try onEveryServerPath { server, environment in try leavingNothingBehind(server) {
+                let module = try loadModule(
+                    "module-null-sink sink_name=deskaudio_odd format=s16le rate=44100 channels=1", environment)
+                defer { unloadModule(module, environment) }
+                #expect(deskaudio_set_app_device("deskaudio_odd") == deskaudio_status.DESKAUDIO_OK.rawValue)
+                defer { _ = deskaudio_set_app_device(nil) }
+                let tone = try captureTone(playedInto: "deskaudio_odd", mono: true, environment) { $0.count >= 10 }
+                #expect((140...160).contains(tone.loudFrames.count), "\(server): \(tone.loudFrames.count) loud frames")
+                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+                print("measured: \(server) mono 44.1 kHz s16 sink: \(frequency) Hz, \(level) dBFS")
+            } }
+        }
+
+        @Test func removingTheCapturedDefaultSinkLosesNothingAndTheNextDefaultIsCaptured() throws {
+            try onEveryServerPath { server, environment in try leavingNothingBehind(server) {
+                let module = try loadModule("module-null-sink sink_name=deskaudio_doomed", environment)
+                var unloaded = false
+                defer { if !unloaded { unloadModule(module, environment) } }
+                try pactl("set-default-sink deskaudio_doomed", environment)
+                defer { _ = try? pactl("set-default-sink deskaudio_sink", environment) }
+                let notices = NoticeCollector()
+                deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
+                defer { deskaudio_set_event_callback(nil, nil) }
+                let tone = try captureTone(playedInto: "deskaudio_sink", environment) {
+                    $0.count >= 10
+                } whileRunning: { collector in
+                    #expect(waitUntil(seconds: 3) { collector.count >= 10 })
+                    unloadModule(module, environment)
+                    unloaded = true
+                    _ = try? pactl("set-default-sink deskaudio_sink", environment)
+                    Thread.sleep(forTimeInterval: 1)
+                }
+                // Native PipeWire: the session manager moves the stream to the new default
+                // without telling it; the library reports no event there (docs/capture.md).
+                if server != "PipeWire" {
+                    #expect(notices.kinds.contains(.DESKAUDIO_EVENT_DEVICE_CHANGED), "\(server): \(notices.events)")
+                }
+                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+                print("measured: \(server) default sink removed: events \(notices.events.map(\.text)); then \(frequency) Hz, \(level) dBFS")
+            } }
+        }
+
+        @Test func aRemovedMicrophoneIsCapturedAgainWhenItComesBack() throws {
+            try onEveryServerPath { server, environment in try leavingNothingBehind(server) {
+                // Fed from deskaudio_other, not from the default mic's feed: audio that came
+                // through a fallback to the default mic would be silence.
+                let load = "module-remap-source master=deskaudio_other.monitor source_name=deskaudio_flaky_mic"
+                var module = try loadModule(load, environment)
+                defer { unloadModule(module, environment) }
+                #expect(deskaudio_set_mic_device("deskaudio_flaky_mic") == deskaudio_status.DESKAUDIO_OK.rawValue)
+                defer { _ = deskaudio_set_mic_device(nil) }
+                let notices = NoticeCollector()
+                deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
+                defer { deskaudio_set_event_callback(nil, nil) }
+                let collector = FrameCollector()
+                set_audio_callback(FrameCollector.callback, collector.userData)
+                #expect(enable_audio(true, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+                #expect(waitUntil(seconds: 3) { collector.count >= 10 })
+                unloadModule(module, environment)
+                Thread.sleep(forTimeInterval: 1)
+                module = try loadModule(load, environment)
+                Thread.sleep(forTimeInterval: 1.5)  // the library retries with back-off
+                let countBeforeTone = collector.count
+                let player = try ExternalTools.playTone(
+                    frequency: 1000, amplitude: 0.5, seconds: 1.5, device: "deskaudio_other", environment: environment)
+                player.waitUntilExit()
+                Thread.sleep(forTimeInterval: 0.3)
+                #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+                set_audio_callback(nil, nil)
+                #expect(collector.count > countBeforeTone + 100, "\(server): frames flow after the mic came back")
+                let kinds = notices.kinds
+                #expect(
+                    kinds == [.DESKAUDIO_EVENT_CONNECTED, .DESKAUDIO_EVENT_DISCONNECTED, .DESKAUDIO_EVENT_CONNECTED],
+                    "\(server): \(notices.events)")
+                let tone = ToneCheck(try collector.decoded())
+                #expect((140...160).contains(tone.loudFrames.count), "\(server): \(tone.loudFrames.count) loud frames")
+                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+                print(
+                    "measured: \(server) mic removed and back: events \(notices.events.map(\.text)); "
+                        + "then \(frequency) Hz, \(level) dBFS")
+            } }
+        }
+    }
+}
+
+/// Runs `body`, then expects the process to hold no more open files and threads than
+/// before: the library's streams, connections and threads are all gone once capture
+/// stopped. What a process sets up once (libpipewire's and Foundation's own threads and
+/// files) is set up first, by a short capture and a pactl call.
+private func leavingNothingBehind(_ server: String, _ body: () throws -> Void) throws {
+    _ = warmUp
+    let files = openFileDescriptors()
+    // An unnamed thread carries the process's name.
+    let unnamed = (try? String(contentsOfFile: "/proc/self/comm", encoding: .utf8))?
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+    // Dispatch names its worker threads "...default-qos", "...qos.overcommit".
+    func named() -> [String] { runningThreads().filter { $0 != unnamed && !$0.contains("qos") } }
+    let threads = named()
+    try body()
+    // Threads that end are reaped a moment after they return. The library's threads are
+    // named (deskaudio-*, the servers' client libraries' own); unnamed ones and Dispatch's
+    // workers are the test runner's and Foundation's, which come and go.
+    _ = waitUntil(seconds: 2) { named().count <= threads.count && openFileDescriptors() <= files }
+    let (filesAfter, threadsAfter) = (openFileDescriptors(), named())
+    #expect(filesAfter <= files, "\(server): open files \(files) before, \(filesAfter) after")
+    #expect(threadsAfter == threads, "\(server): threads \(threads) before, \(threadsAfter) after")
+}
+
+// Runs capture until frames flow (a stream stopped while WirePlumber 0.4 still links it
+// was seen to leave the session manager linking nothing more, for every client).
+private let warmUp: Void = {
+    let collector = FrameCollector()
+    set_audio_callback(FrameCollector.callback, collector.userData)
+    let status = enable_audio(true, true)
+    #expect(status == deskaudio_status.DESKAUDIO_OK.rawValue, "\(String(cString: deskaudio_last_error()!))")
+    #expect(waitUntil(seconds: 3) { collector.count >= 20 })
+    #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+    set_audio_callback(nil, nil)
+    _ = try? ExternalTools.run(["pactl", "info"])
+}()
+
+/// Captures app audio while a 1.5 s 1 kHz tone at half scale (stereo, or `mono`) plays into `sink`: starts
+/// capture, waits for `ready`, runs `whileRunning`, plays, stops. Returns the decoded tone.
+private func captureTone(
+    playedInto sink: String, mono: Bool = false, _ environment: [String: String], ready: (FrameCollector) -> Bool,
+    whileRunning: (FrameCollector) throws -> Void = { _ in }
+) throws -> ToneCheck {
+    let collector = FrameCollector()
+    set_audio_callback(FrameCollector.callback, collector.userData)
+    defer { set_audio_callback(nil, nil) }
+    #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+    try whileRunning(collector)
+    #expect(waitUntil(seconds: 3) { ready(collector) })
+    let player = try ExternalTools.playTone(
+        frequency: 1000, amplitude: 0.5, seconds: 1.5, device: sink, mono: mono, environment: environment)
+    player.waitUntilExit()
+    Thread.sleep(forTimeInterval: 0.3)
+    #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+    let frames = try collector.parsed()
+    let sequences = frames.map(\.header.sequence)
+    #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "every frame, in order")
+    return ToneCheck(try collector.decoded())
+}
+
+/// Runs `pactl ARGUMENTS` against the server `environment` names; returns its output.
+@discardableResult
+private func pactl(_ arguments: String, _ environment: [String: String]) throws -> String {
+    let outcome = try ExternalTools.run(["pactl"] + arguments.split(separator: " ").map(String.init), environment: environment)
+    try #require(outcome.status == 0, "pactl \(arguments): \(outcome.error)")
+    return outcome.output
+}
+
+/// Loads a server module (`pactl load-module`); returns its index.
+private func loadModule(_ arguments: String, _ environment: [String: String]) throws -> String {
+    let index = try pactl("load-module " + arguments, environment).trimmingCharacters(in: .whitespacesAndNewlines)
+    Thread.sleep(forTimeInterval: 0.3)  // the session manager sees the new node
+    return index
+}
+
+private func unloadModule(_ index: String, _ environment: [String: String]) {
+    _ = try? pactl("unload-module " + index, environment)
+}
