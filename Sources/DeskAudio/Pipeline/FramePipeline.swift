@@ -22,8 +22,6 @@ public final class FramePipeline {
     public var gate: ZeroGate
     /// Counts so far.
     public private(set) var counters = Counters()
-    /// CLOCK_MONOTONIC time (ns) at which the last frame sent was captured: its first sample.
-    public private(set) var lastCaptureTimeNs: UInt64 = 0
 
     private var framer = Framer()
     private let output: UnsafeMutableRawBufferPointer
@@ -110,7 +108,6 @@ public final class FramePipeline {
             captureTimeNs: captureTime, payloadLength: UInt16(length))
         AudioFrameWriter.write(header, into: output)
         sequence &+= 1
-        lastCaptureTimeNs = captureTime
         let total = AudioFrameHeader.byteCount + length
         counters.framesSent += 1
         counters.bytesSent += UInt64(total)

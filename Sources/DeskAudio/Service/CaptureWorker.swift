@@ -114,8 +114,7 @@ final class CaptureWorker: @unchecked Sendable {
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: chunkEndNs
             ) { frame in
-                // The frame was complete when its last sample arrived.
-                delivery.queue.push(frame, completedNs: pipeline.lastCaptureTimeNs &+ AudioFormat.frameDurationNs)
+                delivery.queue.push(frame)
             }
             stats.publish(pipeline.counters, mixer: mixer)
         }

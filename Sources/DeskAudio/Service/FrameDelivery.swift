@@ -68,7 +68,12 @@ final class FrameDelivery: @unchecked Sendable {
     }
 
     private func run() {
-        while let (length, completedNs) = queue.pop(into: frame) {
+        while let length = queue.pop(into: frame) {
+            // The frame was complete when its last sample arrived: its capture time (that
+            // of its first sample) plus its duration.
+            let captureTimeNs = UInt64(
+                littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.captureTimeOffset, as: UInt64.self))
+            let completedNs = captureTimeNs &+ AudioFormat.frameDurationNs
             let now = MonotonicClock.nowNs()
             if let window = latency.add(now > completedNs ? now - completedNs : 0) {
                 stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)

@@ -15,7 +15,6 @@ final class FrameQueue: @unchecked Sendable {
     private let nonEmpty: UnsafeMutablePointer<pthread_cond_t>
     private let slots: UnsafeMutableRawBufferPointer
     private let lengths: UnsafeMutableBufferPointer<Int>
-    private let completedNs: UnsafeMutableBufferPointer<UInt64>
     private var head = 0
     private var count = 0
     private var dropsSinceLastPop = false
@@ -31,8 +30,6 @@ final class FrameQueue: @unchecked Sendable {
         slots = .allocate(byteCount: FrameQueue.capacity * AudioFrameWriter.maxFrameBytes, alignment: 8)
         lengths = .allocate(capacity: FrameQueue.capacity)
         lengths.initialize(repeating: 0)
-        completedNs = .allocate(capacity: FrameQueue.capacity)
-        completedNs.initialize(repeating: 0)
     }
 
     deinit {
@@ -42,15 +39,14 @@ final class FrameQueue: @unchecked Sendable {
         lock.deallocate()
         slots.deallocate()
         lengths.deallocate()
-        completedNs.deallocate()
     }
 
     /// Frames dropped because the queue was full, since creation.
     var droppedFrames: UInt64 { dropped.load(ordering: .relaxed) }
 
-    /// Worker: copies `frame` in (dropping the oldest frame if the queue is full) with
-    /// the CLOCK_MONOTONIC time its audio was complete. Never waits for the host.
-    func push(_ frame: UnsafeRawBufferPointer, completedNs completed: UInt64) {
+    /// Worker: copies `frame` in (dropping the oldest frame if the queue is full). Never
+    /// waits for the host.
+    func push(_ frame: UnsafeRawBufferPointer) {
         precondition(frame.count <= AudioFrameWriter.maxFrameBytes)
         pthread_mutex_lock(lock)
         if count == FrameQueue.capacity {
@@ -62,7 +58,6 @@ final class FrameQueue: @unchecked Sendable {
         let index = (head + count) % FrameQueue.capacity
         UnsafeMutableRawBufferPointer(rebasing: slot(index)[0..<frame.count]).copyMemory(from: frame)
         lengths[index] = frame.count
-        completedNs[index] = completed
         count += 1
         pthread_cond_signal(nonEmpty)
         pthread_mutex_unlock(lock)
@@ -70,8 +65,8 @@ final class FrameQueue: @unchecked Sendable {
 
     /// Delivery thread: waits for the oldest frame and copies it into `buffer` (at least
     /// AudioFrameWriter.maxFrameBytes), setting the after-loss flag if frames were dropped
-    /// since the last pop. Returns its length and completion time, or nil once closed.
-    func pop(into buffer: UnsafeMutableRawBufferPointer) -> (length: Int, completedNs: UInt64)? {
+    /// since the last pop. Returns its length, or nil once closed.
+    func pop(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         while count == 0 && !closed { pthread_cond_wait(nonEmpty, lock) }
@@ -82,10 +77,9 @@ final class FrameQueue: @unchecked Sendable {
             buffer[AudioFrameHeader.flagsOffset] |= AudioFrameHeader.Flags.afterLoss.rawValue
             dropsSinceLastPop = false
         }
-        let result = (length, completedNs[head])
         head = (head + 1) % FrameQueue.capacity
         count -= 1
-        return result
+        return length
     }
 
     /// Wakes the delivery thread and makes every pop return nil; frames still queued are

@@ -11,6 +11,8 @@ public struct AudioFrameHeader: Equatable, Sendable {
     public static let codecOpus: UInt8 = 1
     /// Byte offset of the flags in the header.
     public static let flagsOffset = 5
+    /// Byte offset of the capture time (u64 little-endian, ns) in the header.
+    public static let captureTimeOffset = 24
 
     /// Bit flags carried in the header.
     public struct Flags: OptionSet, Sendable {

@@ -47,13 +47,13 @@ public enum AudioFrameParser {
             throw .truncated(have: bytes.count, need: AudioFrameHeader.byteCount)
         }
         let header = AudioFrameHeader(
-            flags: AudioFrameHeader.Flags(rawValue: bytes[5]),
+            flags: AudioFrameHeader.Flags(rawValue: bytes[AudioFrameHeader.flagsOffset]),
             channels: bytes[6],
             codec: bytes[7],
             sampleRate: load(at: 8, from: bytes),
             sequence: load(at: 12, from: bytes),
             sampleClock: load(at: 16, from: bytes),
-            captureTimeNs: load(at: 24, from: bytes),
+            captureTimeNs: load(at: AudioFrameHeader.captureTimeOffset, from: bytes),
             frameSamples: load(at: 32, from: bytes),
             payloadLength: load(at: 34, from: bytes))
         let payloadLength = Int(header.payloadLength)

@@ -18,7 +18,7 @@ public enum AudioFrameWriter {
         store(header.sampleRate, at: 8, in: buffer)
         store(header.sequence, at: 12, in: buffer)
         store(header.sampleClock, at: 16, in: buffer)
-        store(header.captureTimeNs, at: 24, in: buffer)
+        store(header.captureTimeNs, at: AudioFrameHeader.captureTimeOffset, in: buffer)
         store(header.frameSamples, at: 32, in: buffer)
         store(header.payloadLength, at: 34, in: buffer)
     }
