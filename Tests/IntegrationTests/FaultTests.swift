@@ -18,7 +18,7 @@ extension RealServerTests {
                 defer { unloadModule(module, environment) }
                 #expect(deskaudio_set_app_device("deskaudio_odd") == deskaudio_status.DESKAUDIO_OK.rawValue)
                 defer { _ = deskaudio_set_app_device(nil) }
-                let tone = try captureTone(playedInto: "deskaudio_odd", mono: true, environment) { $0.count >= 10 }
+                let tone = try captureTone(playedInto: "deskaudio_odd", mono: true, environment)
                 #expect((140...160).contains(tone.loudFrames.count), "\(server): \(tone.loudFrames.count) loud frames")
                 let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
                 print("measured: \(server) mono 44.1 kHz s16 sink: \(frequency) Hz, \(level) dBFS")
@@ -36,9 +36,6 @@ extension RealServerTests {
                 deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
                 defer { deskaudio_set_event_callback(nil, nil) }
                 let tone = try captureTone(playedInto: "deskaudio_sink", environment) {
-                    $0.count >= 10
-                } whileRunning: { collector in
-                    #expect(waitUntil(seconds: 3) { collector.count >= 10 })
                     unloadModule(module, environment)
                     unloaded = true
                     _ = try? pactl("set-default-sink deskaudio_sink", environment)
@@ -133,18 +130,19 @@ private let warmUp: Void = {
     _ = try? ExternalTools.run(["pactl", "info"])
 }()
 
-/// Captures app audio while a 1.5 s 1 kHz tone at half scale (stereo, or `mono`) plays into `sink`: starts
-/// capture, waits for `ready`, runs `whileRunning`, plays, stops. Returns the decoded tone.
+/// Captures app audio while a 1.5 s 1 kHz tone at half scale (stereo, or `mono`) plays into
+/// `sink`: starts capture, waits for 10 frames, runs `whileRunning`, plays, stops. Returns
+/// the decoded tone.
 private func captureTone(
-    playedInto sink: String, mono: Bool = false, _ environment: [String: String], ready: (FrameCollector) -> Bool,
-    whileRunning: (FrameCollector) throws -> Void = { _ in }
+    playedInto sink: String, mono: Bool = false, _ environment: [String: String],
+    whileRunning: () throws -> Void = {}
 ) throws -> ToneCheck {
     let collector = FrameCollector()
     set_audio_callback(FrameCollector.callback, collector.userData)
     defer { set_audio_callback(nil, nil) }
     #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
-    try whileRunning(collector)
-    #expect(waitUntil(seconds: 3) { ready(collector) })
+    #expect(waitUntil(seconds: 3) { collector.count >= 10 })
+    try whileRunning()
     let player = try ExternalTools.playTone(
         frequency: 1000, amplitude: 0.5, seconds: 1.5, device: sink, mono: mono, environment: environment)
     player.waitUntilExit()
