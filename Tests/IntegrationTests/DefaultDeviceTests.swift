@@ -7,13 +7,17 @@ import Testing
 /// Switches the default sink to deskaudio_other (or, for `mic`, the default source to
 /// deskaudio_other_mic, which hears deskaudio_other), which plays 2 kHz, while app audio (or
 /// the mic) is captured; returns seconds from the switch to the capture time of the first
-/// frame that carries the 2 kHz tone, or nil if it never came.
+/// frame that carries the 2 kHz tone, or nil if it never came. Expects a DEVICE_CHANGED event
+/// naming the new device.
 func secondsToFollowTheDefault(mic: Bool = false, environment: [String: String] = [:]) throws -> Double? {
     let (command, original, switched) =
         mic
         ? ("set-default-source", "deskaudio_mic", "deskaudio_other_mic")
         : ("set-default-sink", "deskaudio_sink", "deskaudio_other")
     defer { _ = try? ExternalTools.run(["pactl", command, original], environment: environment) }
+    let notices = NoticeCollector()
+    deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
+    defer { deskaudio_set_event_callback(nil, nil) }
     var switchedAtNs: UInt64 = 0
     let collector = try capture(mic: mic, app: !mic) {
         let player = try ExternalTools.playTone(
@@ -26,6 +30,9 @@ func secondsToFollowTheDefault(mic: Bool = false, environment: [String: String] 
         player.terminate()
         player.waitUntilExit()
     }
+    let changed = mic ? "the microphone: deskaudio_other_mic" : "app audio: deskaudio_other.monitor"
+    let changes = notices.events.filter { deskaudio_event(rawValue: $0.kind) == .DESKAUDIO_EVENT_DEVICE_CHANGED }
+    #expect(changes.map(\.text) == [changed], "events: \(notices.events)")
     let frames = try collector.parsed()
     let decoded = try collector.decoded()
     let first = frames.indices.first { index in

@@ -10,6 +10,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private let feed: SourceFeed
     private let wake: WakeSignal
     private var connection: PipeWireConnection?
+    private var linkWatch: PipeWireLinkWatch?
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
     // Written on the loop thread with the loop lock held; read with it held.
@@ -52,6 +53,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
             try PipeWireCapture.check(target, on: newConnection, deadline: &deadline)
             try connectLocked(target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs)
+            if target.deviceName == nil { try watchRelinksLocked(target, on: newConnection) }
             newConnection.unlock()
         } catch {
             newConnection.unlock()
@@ -64,13 +66,13 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     /// the process callback no longer runs.
     func stop() {
         guard let connection else { return }
-        if let stream {
-            connection.lock()
-            pw_stream_destroy(stream)
-            self.stream = nil
-            connection.unlock()
-            listenerStorage = nil
-        }
+        connection.lock()
+        linkWatch?.finish()
+        if let stream { pw_stream_destroy(stream) }
+        stream = nil
+        connection.unlock()
+        linkWatch = nil
+        listenerStorage = nil
         connection.close()
         self.connection = nil
     }
@@ -158,6 +160,18 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                 throw .timeout("PipeWire did not accept the capture stream within \(timeoutMs) ms")
             }
         }
+    }
+
+    /// A stream that follows the default is relinked by the session manager without an event
+    /// to the stream; the link watch turns that into a device-change notice. Lock held.
+    private func watchRelinksLocked(_ target: CaptureTarget, on connection: PipeWireConnection) throws(DeskAudioError) {
+        let suffix = target.recordsASink ? ".monitor" : ""
+        let watch = PipeWireLinkWatch(
+            connection: connection,
+            streamNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
+            onRelink: { [unowned self] node in feed.reportDeviceChange(to: node + suffix) })
+        linkWatch = watch
+        try watch.start()
     }
 
     private var listenerStorage: UnsafeMutablePointer<spa_hook>? {

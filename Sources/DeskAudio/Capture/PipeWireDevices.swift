@@ -52,10 +52,8 @@ private final class PipeWireDeviceReader {
     }
 
     private let connection: PipeWireConnection
-    private var registry: OpaquePointer?
+    private var registry: PipeWireRegistry?
     private var metadata: OpaquePointer?
-    private let registryEvents = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
-    private let registryListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let metadataEvents = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
     private let metadataListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private var nodes: [Node] = []
@@ -64,14 +62,6 @@ private final class PipeWireDeviceReader {
 
     init(connection: PipeWireConnection) {
         self.connection = connection
-        registryEvents.initialize(to: pw_registry_events())
-        registryEvents.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
-        registryEvents.pointee.global = { data, id, _, type, _, properties in
-            guard let type, let properties else { return }
-            Unmanaged<PipeWireDeviceReader>.fromOpaque(data!).takeUnretainedValue()
-                .global(id: id, type: String(cString: type), properties: properties)
-        }
-        registryListener.initialize(to: spa_hook())
         metadataEvents.initialize(to: pw_metadata_events())
         metadataEvents.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
         metadataEvents.pointee.property = { data, _, key, _, value in
@@ -88,8 +78,6 @@ private final class PipeWireDeviceReader {
     }
 
     deinit {
-        registryEvents.deallocate()
-        registryListener.deallocate()
         metadataEvents.deallocate()
         metadataListener.deallocate()
     }
@@ -97,12 +85,9 @@ private final class PipeWireDeviceReader {
     /// Lock held: every global arrives by the first round trip, the metadata's properties
     /// (bound while globals arrive) by the second.
     func run(deadline: inout timespec) throws(DeskAudioError) {
-        guard let newRegistry = pw_core_get_registry(connection.core, UInt32(PW_VERSION_REGISTRY), 0) else {
-            throw .outOfResources("cannot get the PipeWire registry: \(PipeWireConnection.errnoText())")
+        registry = try PipeWireRegistry(on: connection) { [unowned self] id, type, properties in
+            global(id: id, type: type, properties: properties)
         }
-        registry = newRegistry
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        deskaudio_shim_registry_add_listener(newRegistry, registryListener, registryEvents, me)
         try connection.roundTrip(deadline: &deadline, what: "listing devices")
         try connection.roundTrip(deadline: &deadline, what: "reading the default devices")
     }
@@ -113,10 +98,7 @@ private final class PipeWireDeviceReader {
             spa_hook_remove(metadataListener)
             pw_proxy_destroy(metadata)
         }
-        if let registry {
-            spa_hook_remove(registryListener)
-            pw_proxy_destroy(registry)
-        }
+        registry?.close()
         metadata = nil
         registry = nil
     }
@@ -150,7 +132,7 @@ private final class PipeWireDeviceReader {
                 Node(name: name, description: property(PW_KEY_NODE_DESCRIPTION) ?? name, mediaClass: mediaClass))
         case "PipeWire:Interface:Metadata":
             guard metadata == nil, property(PW_KEY_METADATA_NAME) == "default",
-                let bound = pw_registry_bind(registry, id, type, UInt32(PW_VERSION_METADATA), 0)
+                let bound = pw_registry_bind(registry?.proxy, id, type, UInt32(PW_VERSION_METADATA), 0)
             else { return }
             metadata = OpaquePointer(bound)
             deskaudio_shim_metadata_add_listener(

@@ -1,0 +1,52 @@
+import CPipeWire
+
+/// Follows which node feeds a capture stream, from the registry's Link globals. When the
+/// session manager relinks a stream that follows the default (the default changed, or the
+/// device it had went away) PipeWire tells the stream nothing; the new links into its node
+/// are the only sign. Reports the new node's name. Loop thread, or loop lock held.
+final class PipeWireLinkWatch {
+    private let connection: PipeWireConnection
+    private let streamNode: () -> UInt32
+    private let onRelink: (String) -> Void
+    private var registry: PipeWireRegistry?
+    private var nodeNames: [UInt32: String] = [:]
+    private var feedingNode: UInt32?
+
+    /// Watches the links into the node `streamNode` returns (read when a link appears);
+    /// `onRelink` gets the name of each node that feeds it after the first.
+    init(connection: PipeWireConnection, streamNode: @escaping () -> UInt32, onRelink: @escaping (String) -> Void) {
+        self.connection = connection
+        self.streamNode = streamNode
+        self.onRelink = onRelink
+    }
+
+    /// Lock held: binds the registry; every global present arrives first, then changes.
+    func start() throws(DeskAudioError) {
+        registry = try PipeWireRegistry(
+            on: connection,
+            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
+            onRemove: { [unowned self] id in nodeNames[id] = nil })
+    }
+
+    /// Lock held: stops watching; safe to call twice.
+    func finish() {
+        registry?.close()
+        registry = nil
+    }
+
+    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
+        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+        switch type {
+        case "PipeWire:Interface:Node":
+            nodeNames[id] = property(PW_KEY_NODE_NAME)
+        case "PipeWire:Interface:Link":
+            guard let input = property(PW_KEY_LINK_INPUT_NODE).flatMap(UInt32.init), input == streamNode(),
+                let output = property(PW_KEY_LINK_OUTPUT_NODE).flatMap(UInt32.init), output != feedingNode
+            else { return }
+            if feedingNode != nil { onRelink(nodeNames[output] ?? "node \(output)") }
+            feedingNode = output
+        default:
+            break
+        }
+    }
+}
