@@ -22,7 +22,9 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(
             name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
-        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // libpulse's headers, and the table its functions are called through once it is
+        // loaded with dlopen (not linked: a host on PipeWire never maps it). libpulse-dev.
+        .target(name: "CPulse"),
         .systemLibrary(name: "COgg", pkgConfig: "ogg", providers: [.apt(["libogg-dev"])]),
         .systemLibrary(
             name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),

@@ -71,11 +71,11 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         guard let connection else { return }
         if let stream {
             connection.lock()
-            pa_stream_set_state_callback(stream, nil, nil)
-            pa_stream_set_read_callback(stream, nil, nil)
-            pa_stream_set_moved_callback(stream, nil, nil)
-            pa_stream_disconnect(stream)
-            pa_stream_unref(stream)
+            pulse.pa_stream_set_state_callback(stream, nil, nil)
+            pulse.pa_stream_set_read_callback(stream, nil, nil)
+            pulse.pa_stream_set_moved_callback(stream, nil, nil)
+            pulse.pa_stream_disconnect(stream)
+            pulse.pa_stream_unref(stream)
             self.stream = nil
             connection.unlock()
         }
@@ -90,12 +90,12 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
             channels: UInt8(AudioFormat.channels))
         var map = pa_channel_map()
-        pa_channel_map_init_stereo(&map)
-        guard let newStream = pa_stream_new(connection.context, "DeskAudio capture", &spec, &map) else {
+        pulse.pa_channel_map_init_stereo(&map)
+        guard let newStream = pulse.pa_stream_new(connection.context, "DeskAudio capture", &spec, &map) else {
             throw .streamFailed("PulseAudio refused the stream: \(connection.failureText)")
         }
         stream = newStream
-        pa_stream_set_read_callback(
+        pulse.pa_stream_set_read_callback(
             newStream,
             { stream, _, userData in
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().readAvailable(stream)
@@ -111,12 +111,12 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue | keep)
-        guard pa_stream_connect_record(newStream, device, &attributes, flags) >= 0 else {
+        guard pulse.pa_stream_connect_record(newStream, device, &attributes, flags) >= 0 else {
             throw .streamFailed("PulseAudio refused to record from \(device): \(connection.failureText)")
         }
         var state = PA_STREAM_UNCONNECTED
         try connection.wait(until: deadline, what: "record stream") {
-            state = pa_stream_get_state(newStream)
+            state = pulse.pa_stream_get_state(newStream)
             return state == PA_STREAM_READY || state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED
         }
         guard state == PA_STREAM_READY else {
@@ -127,18 +127,18 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// Subscribes to server changes: when the default sink (or source) changes, the stream
     /// is moved to the new default's monitor (or the new default source).
     private func followDefaultsLocked(on connection: PulseConnection) throws(DeskAudioError) {
-        pa_context_set_subscribe_callback(
+        pulse.pa_context_set_subscribe_callback(
             connection.context,
             { _, event, _, userData in
                 let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
                 guard facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue else { return }
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().resolveTarget()
             }, Unmanaged.passUnretained(self).toOpaque())
-        guard let operation = pa_context_subscribe(connection.context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil)
+        guard let operation = pulse.pa_context_subscribe(connection.context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil)
         else {
             throw .streamFailed("PulseAudio refused change notifications: \(connection.failureText)")
         }
-        pa_operation_unref(operation)
+        pulse.pa_operation_unref(operation)
     }
 
     /// From now on, a context or stream that fails or terminates marks the capture failed,
@@ -146,21 +146,21 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// target again and moved back where it belongs.
     private func watchForFailureLocked(on connection: PulseConnection) {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        pa_stream_set_moved_callback(
+        pulse.pa_stream_set_moved_callback(
             stream, { _, userData in Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().resolveTarget() },
             me)
-        pa_context_set_state_callback(
+        pulse.pa_context_set_state_callback(
             connection.context,
             { context, userData in
-                let state = pa_context_get_state(context)
+                let state = pulse.pa_context_get_state(context)
                 guard state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED else { return }
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().failed.store(
                     true, ordering: .releasing)
             }, me)
-        pa_stream_set_state_callback(
+        pulse.pa_stream_set_state_callback(
             stream,
             { stream, userData in
-                let state = pa_stream_get_state(stream)
+                let state = pulse.pa_stream_get_state(stream)
                 guard state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED else { return }
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().failed.store(
                     true, ordering: .releasing)
@@ -183,8 +183,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         case .defaultSinkMonitor, .defaultSource:
             break
         }
-        pa_operation_unref(
-            pa_context_get_server_info(
+        pulse.pa_operation_unref(
+            pulse.pa_context_get_server_info(
                 context,
                 { context, info, userData in
                     let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
@@ -205,8 +205,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// Resolves to the monitor of the sink `name`.
     private func lookUpSink(_ name: String, on context: OpaquePointer?) {
         requestedName = name
-        pa_operation_unref(
-            pa_context_get_sink_info_by_name(
+        pulse.pa_operation_unref(
+            pulse.pa_context_get_sink_info_by_name(
                 context, name,
                 { _, sink, endOfList, userData in
                     let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
@@ -221,8 +221,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// Resolves to the source `name`, refused when it is a monitor.
     private func lookUpSource(_ name: String, on context: OpaquePointer?) {
         requestedName = name
-        pa_operation_unref(
-            pa_context_get_source_info_by_name(
+        pulse.pa_operation_unref(
+            pulse.pa_context_get_source_info_by_name(
                 context, name,
                 { _, source, endOfList, userData in
                     let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
@@ -256,35 +256,35 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private func resolved(_ answer: Resolution) {
         resolution = answer
         guard case .device(let newDevice) = answer, let stream else { return }
-        let current = pa_stream_get_device_name(stream).map { String(cString: $0) }
+        let current = pulse.pa_stream_get_device_name(stream).map { String(cString: $0) }
         if newDevice != followedDevice {
             followedDevice = newDevice
             feed.reportDeviceChange(to: newDevice)
         }
         guard newDevice != current else { return }
-        pa_operation_unref(
-            pa_context_move_source_output_by_name(
-                connection?.context, pa_stream_get_index(stream), newDevice, nil, nil))
+        pulse.pa_operation_unref(
+            pulse.pa_context_move_source_output_by_name(
+                connection?.context, pulse.pa_stream_get_index(stream), newDevice, nil, nil))
     }
 
     // Main loop thread: copy everything readable into the ring, wake the worker.
     private func readAvailable(_ stream: OpaquePointer?) {
         var data: UnsafeRawPointer?
         var length = 0
-        while pa_stream_readable_size(stream) > 0, pa_stream_peek(stream, &data, &length) == 0, length > 0 {
+        while pulse.pa_stream_readable_size(stream) > 0, pulse.pa_stream_peek(stream, &data, &length) == 0, length > 0 {
             if let data {
                 feed.write(
                     UnsafeBufferPointer(
                         start: data.assumingMemoryBound(to: Float.self),
                         count: length / MemoryLayout<Float>.size))
             }
-            pa_stream_drop(stream)
+            pulse.pa_stream_drop(stream)
         }
         // Source latency plus what waits in the stream; negative (read ahead of the
         // interpolated clock, just after a read) counts as none.
         var latency: pa_usec_t = 0
         var negative: Int32 = 0
-        if pa_stream_get_latency(stream, &latency, &negative) == 0 {
+        if pulse.pa_stream_get_latency(stream, &latency, &negative) == 0 {
             feed.reportServerLatency(nanoseconds: negative != 0 ? 0 : Int64(latency) * 1000)
         }
         wake.signal()

@@ -13,27 +13,28 @@ final class PulseConnection {
 
     /// Connects, waiting at most until `deadline` (CLOCK_MONOTONIC ns). Never spawns a server.
     init(deadline: UInt64) throws(DeskAudioError) {
-        guard let loop = pa_threaded_mainloop_new() else {
+        try PulseLibrary.load()
+        guard let loop = pulse.pa_threaded_mainloop_new() else {
             throw .outOfResources("cannot create a PulseAudio main loop")
         }
-        guard let newContext = pa_context_new(pa_threaded_mainloop_get_api(loop), "DeskAudio") else {
-            pa_threaded_mainloop_free(loop)
+        guard let newContext = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(loop), "DeskAudio") else {
+            pulse.pa_threaded_mainloop_free(loop)
             throw .outOfResources("cannot create a PulseAudio context")
         }
         mainloop = loop
         context = newContext
-        guard pa_threaded_mainloop_start(loop) >= 0 else {
+        guard pulse.pa_threaded_mainloop_start(loop) >= 0 else {
             close()
             throw .outOfResources("cannot start the PulseAudio main loop")
         }
         lock()
         do throws(DeskAudioError) {
-            guard pa_context_connect(newContext, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            guard pulse.pa_context_connect(newContext, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
                 throw .noServer("no PulseAudio server answered: \(failureText)")
             }
             var state = PA_CONTEXT_UNCONNECTED
             try wait(until: deadline, what: "connecting") {
-                state = pa_context_get_state(newContext)
+                state = pulse.pa_context_get_state(newContext)
                 return state == PA_CONTEXT_READY || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED
             }
             guard state == PA_CONTEXT_READY else {
@@ -50,12 +51,12 @@ final class PulseConnection {
     deinit { close() }
 
     /// Takes the main loop lock.
-    func lock() { pa_threaded_mainloop_lock(mainloop) }
+    func lock() { pulse.pa_threaded_mainloop_lock(mainloop) }
     /// Releases the main loop lock.
-    func unlock() { pa_threaded_mainloop_unlock(mainloop) }
+    func unlock() { pulse.pa_threaded_mainloop_unlock(mainloop) }
 
     /// The context's last error, for messages.
-    var failureText: String { String(cString: pa_strerror(pa_context_errno(context))) }
+    var failureText: String { pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error" }
 
     /// Lock held: waits until `done` is true or the deadline passes (the lock is released
     /// while sleeping, so callbacks can run).
@@ -73,8 +74,8 @@ final class PulseConnection {
     /// Lock held: waits until `operation` (which this call releases) has completed.
     func complete(_ operation: OpaquePointer?, until deadline: UInt64, what: String) throws(DeskAudioError) {
         guard let operation else { throw .streamFailed("PulseAudio refused \(what): \(failureText)") }
-        defer { pa_operation_unref(operation) }
-        try wait(until: deadline, what: what) { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }
+        defer { pulse.pa_operation_unref(operation) }
+        try wait(until: deadline, what: what) { pulse.pa_operation_get_state(operation) != PA_OPERATION_RUNNING }
     }
 
     /// Disconnects and frees everything; safe to call more than once. Streams made on the
@@ -83,12 +84,12 @@ final class PulseConnection {
         guard !closed else { return }
         closed = true
         lock()
-        pa_context_set_state_callback(context, nil, nil)
-        pa_context_set_subscribe_callback(context, nil, nil)
-        pa_context_disconnect(context)
-        pa_context_unref(context)
+        pulse.pa_context_set_state_callback(context, nil, nil)
+        pulse.pa_context_set_subscribe_callback(context, nil, nil)
+        pulse.pa_context_disconnect(context)
+        pulse.pa_context_unref(context)
         unlock()
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        pulse.pa_threaded_mainloop_stop(mainloop)
+        pulse.pa_threaded_mainloop_free(mainloop)
     }
 }

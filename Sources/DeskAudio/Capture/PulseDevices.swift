@@ -10,7 +10,7 @@ enum PulseDevices {
         let found = Found()
         let userData = Unmanaged.passUnretained(found).toOpaque()
         try connection.complete(
-            pa_context_get_server_info(
+            pulse.pa_context_get_server_info(
                 connection.context,
                 { _, info, userData in
                     let found = Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue()
@@ -19,7 +19,7 @@ enum PulseDevices {
                 }, userData),
             until: deadline, what: "the server info")
         try connection.complete(
-            pa_context_get_sink_info_list(
+            pulse.pa_context_get_sink_info_list(
                 connection.context,
                 { _, sink, _, userData in
                     guard let sink = sink?.pointee else { return }
@@ -28,7 +28,7 @@ enum PulseDevices {
                 }, userData),
             until: deadline, what: "the sink list")
         try connection.complete(
-            pa_context_get_source_info_list(
+            pulse.pa_context_get_source_info_list(
                 connection.context,
                 { _, source, _, userData in
                     guard let source = source?.pointee, source.monitor_of_sink == UInt32.max else { return }
