@@ -35,3 +35,7 @@ int deskaudio_shim_encoder_set_packet_loss_perc(OpusEncoder *encoder, opus_int32
 int deskaudio_shim_encoder_get_packet_loss_perc(OpusEncoder *encoder, opus_int32 *percent) {
     return opus_encoder_ctl(encoder, OPUS_GET_PACKET_LOSS_PERC(percent));
 }
+
+int deskaudio_shim_encoder_reset_state(OpusEncoder *encoder) {
+    return opus_encoder_ctl(encoder, OPUS_RESET_STATE);
+}

@@ -95,6 +95,33 @@ import Testing
         #expect(sent.map { $0.header.flags.contains(.afterGap) } == [false, false, true, false])
     }
 
+    /// After a break, the first frame holds only the new audio: the encoder's look-ahead
+    /// held the last 2.5 ms of the old tone (a -19 dBFS blip in the first frame of a new
+    /// capture, before encoders were reset at a break).
+    @Test func afterADiscontinuityNothingOfTheOldAudioIsSent() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let tone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 50 * 480)
+        let before = Self.run(pipeline, tone, seed: 4)
+        pipeline.markDiscontinuity(skippedSamples: 0)
+        let after = Self.run(pipeline, [Float](repeating: 0, count: 20 * AudioFormat.frameFloats), seed: 5)
+        func levels(_ frames: [Sent], decoder: OpusFrameDecoder) throws -> [Double] {
+            var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
+            return try frames.map { frame in
+                _ = try frame.payload.withUnsafeBytes { packet in
+                    try output.withUnsafeMutableBufferPointer { try decoder.decode(packet, into: $0) }
+                }
+                return SignalAnalysis.rmsDecibels(output)
+            }
+        }
+        let fresh = try levels(after, decoder: try OpusFrameDecoder())
+        let continuing = try OpusFrameDecoder()
+        _ = try levels(before, decoder: continuing)
+        let carriedOn = try levels(after, decoder: continuing)
+        print("measured: after a break, decoded (fresh decoder) \(fresh.prefix(4).map { Int($0) }) dBFS, (decoder that heard the tone) \(carriedOn.prefix(4).map { Int($0) }) dBFS")
+        #expect(after.count == 20)
+        #expect(fresh.allSatisfy { $0 < -60 }, "fresh decoder: \(fresh)")
+    }
+
     @Test func aFrameNamesEverySourceThatContributedToIt() throws {
         let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
         let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 6)

@@ -14,9 +14,6 @@ extension RealServerTests {
             set_audio_callback(FrameCollector.callback, collector.userData)
             let before = StatsThroughCABITests.stats()
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
-            // The tone starts inside a running stream: started at once, it was sometimes loud in
-            // the very first frame, and the encoder's first frames then missed the level check.
-            Thread.sleep(forTimeInterval: 0.3)
             let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 3)
             player.waitUntilExit()
             Thread.sleep(forTimeInterval: 0.3)

@@ -58,10 +58,12 @@ public final class FramePipeline {
     }
 
     /// Marks a break in the audio (capture stopped, restarted or lost data): the partial
-    /// frame is dropped, the sample clock moves on by `skippedSamples`, and the next frame
-    /// sent carries the after-gap flag.
+    /// frame is dropped, the encoder forgets the old audio (its look-ahead would otherwise
+    /// carry the last 2.5 ms of it into the next frame), the sample clock moves on by
+    /// `skippedSamples`, and the next frame sent carries the after-gap flag.
     public func markDiscontinuity(skippedSamples: UInt64) {
         framer.reset()
+        encoder.reset()
         frameSources = []
         gate.reset()
         sampleClock += skippedSamples

@@ -113,6 +113,13 @@ public final class OpusFrameEncoder {
         return samples
     }
 
+    /// Forgets the audio encoded so far (OPUS_RESET_STATE), settings kept: the next frame
+    /// starts a new signal, with nothing of the old one in its look-ahead or prediction.
+    /// Allocates nothing.
+    public func reset() {
+        _ = deskaudio_shim_encoder_reset_state(encoder)
+    }
+
     /// Encodes one frame (960 interleaved floats) into `packet`; returns the packet's length.
     public func encode(
         _ frame: UnsafeBufferPointer<Float>, into packet: UnsafeMutableBufferPointer<UInt8>

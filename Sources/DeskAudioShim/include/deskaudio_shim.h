@@ -16,5 +16,6 @@ DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_set_inband_fec(OpusEncoder *enc
 DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_get_inband_fec(OpusEncoder *encoder, opus_int32 *enabled);
 DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_set_packet_loss_perc(OpusEncoder *encoder, opus_int32 percent);
 DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_get_packet_loss_perc(OpusEncoder *encoder, opus_int32 *percent);
+DESKAUDIO_SHIM_HIDDEN int deskaudio_shim_encoder_reset_state(OpusEncoder *encoder);
 
 #endif
