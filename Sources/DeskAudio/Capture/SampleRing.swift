@@ -1,9 +1,12 @@
+import Glibc
 import Synchronization
 
 /// A lock-free single-producer single-consumer ring of interleaved stereo floats.
 /// The capture thread writes, the library's worker reads; neither ever waits for the
 /// other. When the ring is full, the newest audio that does not fit is dropped and
-/// counted. Storage is allocated once, at creation.
+/// counted. Storage is allocated once, at creation, with calloc: its pages take no memory
+/// until audio is written to them, so a ring that is never used (the host PCM queue, the
+/// microphone's when only app audio is captured) costs nothing.
 public final class SampleRing: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Float>
     private let capacity: Int
@@ -19,11 +22,13 @@ public final class SampleRing: @unchecked Sendable {
         while size < minimumFloats { size <<= 1 }
         capacity = size
         mask = size - 1
-        storage = .allocate(capacity: size)
-        storage.initialize(repeating: 0, count: size)
+        guard let zeroed = calloc(size, MemoryLayout<Float>.stride) else {
+            fatalError("SampleRing: out of memory for \(size) floats")
+        }
+        storage = zeroed.bindMemory(to: Float.self, capacity: size)
     }
 
-    deinit { storage.deallocate() }
+    deinit { free(storage) }
 
     /// Floats written and not yet read.
     public var availableFloats: Int {
