@@ -52,6 +52,19 @@ import Testing
         #expect(pipeline.counters.bytesSent == UInt64(sent.reduce(0) { $0 + 36 + $1.payload.count }))
     }
 
+    @Test func floatsToNextFrameCountsWhatTheHeldPartialFrameLacks() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        #expect(pipeline.floatsToNextFrame == AudioFormat.frameFloats)
+        let tone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 256 * 3)
+        var frames = 0
+        tone[0..<512].withUnsafeBufferPointer { pipeline.process($0, endTimeNs: 0) { _ in frames += 1 } }
+        #expect(frames == 0)
+        #expect(pipeline.floatsToNextFrame == 448)
+        tone[512...].withUnsafeBufferPointer { pipeline.process($0, endTimeNs: 0) { _ in frames += 1 } }
+        #expect(frames == 1)
+        #expect(pipeline.floatsToNextFrame == 960 - (1536 - 960))
+    }
+
     @Test func firstFrameAfterTheGapCarriesTheOnset() throws {
         let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
         let decoder = try OpusFrameDecoder()

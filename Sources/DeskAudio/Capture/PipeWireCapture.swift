@@ -207,7 +207,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             count: Int(size) / MemoryLayout<Float>.size)
         feed.write(floats)
         reportLatency(stream)
-        wake.signal()
+        wake.signal(ringHolding: feed.ring.availableFloats)
     }
 
     // PipeWire's data thread: the graph's delay from the device to this stream.

@@ -287,6 +287,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         if pulse.pa_stream_get_latency(stream, &latency, &negative) == 0 {
             feed.reportServerLatency(nanoseconds: negative != 0 ? 0 : Int64(latency) * 1000)
         }
-        wake.signal()
+        wake.signal(ringHolding: feed.ring.availableFloats)
     }
 }

@@ -22,6 +22,8 @@ public final class FramePipeline {
     public var gate: ZeroGate
     /// Counts so far.
     public private(set) var counters = Counters()
+    /// Interleaved floats still missing from the next frame (1 to a whole frame).
+    public var floatsToNextFrame: Int { AudioFormat.frameFloats - framer.pendingFloats }
 
     private var framer = Framer()
     private let output: UnsafeMutableRawBufferPointer

@@ -75,13 +75,29 @@ final class CaptureWorker: @unchecked Sendable {
     }
 
     private func run() {
+        var drainAgain = false
         while !stopRequested.load(ordering: .acquiring) {
-            wake.wait(milliseconds: 100)
-            drain()
+            if !drainAgain { wake.wait(milliseconds: 100) }
+            let progressed = drain()
+            // Sleep until a ring can complete the next frame (a server quantum shorter than
+            // a frame would otherwise wake this thread about twice per frame); audio that
+            // came in before the new threshold was set is drained without waiting.
+            let needed = pipeline.floatsToNextFrame
+            wake.awaitFloats(needed)
+            drainAgain = progressed && activeRingsHold(needed)
         }
     }
 
-    private func drain() {
+    private func activeRingsHold(_ floats: Int) -> Bool {
+        let active = activeSources.load(ordering: .acquiring)
+        return (active & CaptureWorker.appBit != 0 && appRing.availableFloats >= floats)
+            || (active & CaptureWorker.micBit != 0 && micRing.availableFloats >= floats)
+    }
+
+    /// Frames everything the rings hold; returns whether it took any audio.
+    @discardableResult
+    private func drain() -> Bool {
+        var progressed = false
         while !stopRequested.load(ordering: .acquiring) {
             if gapPending.exchange(false, ordering: .acquiringAndReleasing) {
                 // The sample clock moves on by the outage; the next frame is flagged.
@@ -103,7 +119,8 @@ final class CaptureWorker: @unchecked Sendable {
             {
                 sources.insert(.host)
             }
-            guard count > 0 else { return }
+            guard count > 0 else { return progressed }
+            progressed = true
             settings.apply(to: pipeline)
             // Audio still waiting in the rings was captured after this chunk ended.
             let waiting = max(app?.availableFloats ?? 0, mic?.availableFloats ?? 0)
@@ -118,6 +135,7 @@ final class CaptureWorker: @unchecked Sendable {
             }
             stats.publish(pipeline.counters, mixer: mixer)
         }
+        return progressed
     }
 
 }
