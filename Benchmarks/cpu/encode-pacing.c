@@ -1,19 +1,20 @@
 // What one 10 ms Opus frame costs libopus in CPU time, encoded back to back (as a
 // benchmark loop does, caches warm) and paced at one frame every 10 ms (as a live capture
-// does: the thread sleeps between frames). Same encoder set-up as DeskAudio's pipeline
-// (restricted low-delay, VBR, complexity 10) and the same kind of signal as
+// does: the thread sleeps between frames). The encoder is set up as DeskAudio's pipeline's
+// by the pipeline benchmark's own baseline (Benchmarks/Sources/RawOpus: restricted
+// low-delay, VBR), at complexity 10, and the signal is the same kind as
 // scripts/bench-compare (a 1 kHz tone at -12 dBFS plus white noise at about -30 dBFS).
 //
 //   encode-pacing [FRAMES] [BITRATE]        (defaults 1000 and 128000)
 //
 // Prints one line per mode: CPU µs per frame (CLOCK_THREAD_CPUTIME_ID) and kbit/s.
 #include <math.h>
-#include <opus/opus.h>
+#include "raw_opus.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-enum { RATE = 48000, FRAME = 480, CHANNELS = 2, MAX_PACKET = 4000 };
+enum { RATE = 48000, FRAME = 480, CHANNELS = 2, MAX_PACKET = 4000 }; /* raw_opus.h's format */
 
 static double thread_cpu_seconds(void) {
   struct timespec now;
@@ -33,15 +34,11 @@ static void sleep_until(struct timespec *deadline, long add_ns) {
 
 // Encodes `frames` frames of `signal`; with `paced`, one every 10 ms.
 static void measure(const char *mode, const float *signal, int frames, int bitrate, int paced) {
-  int error = 0;
-  OpusEncoder *encoder = opus_encoder_create(RATE, CHANNELS, OPUS_APPLICATION_RESTRICTED_LOWDELAY, &error);
-  if (error != OPUS_OK) {
-    fprintf(stderr, "encode-pacing: opus_encoder_create: %s\n", opus_strerror(error));
+  OpusEncoder *encoder = raw_opus_encoder_create(bitrate, 10);
+  if (!encoder) {
+    fprintf(stderr, "encode-pacing: libopus refused the encoder set-up\n");
     exit(1);
   }
-  opus_encoder_ctl(encoder, OPUS_SET_BITRATE(bitrate));
-  opus_encoder_ctl(encoder, OPUS_SET_VBR(1));
-  opus_encoder_ctl(encoder, OPUS_SET_COMPLEXITY(10));
   unsigned char packet[MAX_PACKET];
   long bytes = 0;
   struct timespec deadline;

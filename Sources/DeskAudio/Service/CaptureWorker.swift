@@ -88,10 +88,18 @@ final class CaptureWorker: @unchecked Sendable {
         }
     }
 
-    private func activeRingsHold(_ floats: Int) -> Bool {
+    /// The rings of the sources whose streams run now.
+    private func activeRings() -> (app: SampleRing?, mic: SampleRing?) {
         let active = activeSources.load(ordering: .acquiring)
-        return (active & CaptureWorker.appBit != 0 && appRing.availableFloats >= floats)
-            || (active & CaptureWorker.micBit != 0 && micRing.availableFloats >= floats)
+        return (
+            active & CaptureWorker.appBit != 0 ? appRing : nil,
+            active & CaptureWorker.micBit != 0 ? micRing : nil
+        )
+    }
+
+    private func activeRingsHold(_ floats: Int) -> Bool {
+        let (app, mic) = activeRings()
+        return (app?.availableFloats ?? 0) >= floats || (mic?.availableFloats ?? 0) >= floats
     }
 
     /// Frames everything the rings hold; returns whether it took any audio.
@@ -106,9 +114,7 @@ final class CaptureWorker: @unchecked Sendable {
                     skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
                 mixer.forgetLateAudio()
             }
-            let active = activeSources.load(ordering: .acquiring)
-            let app = active & CaptureWorker.appBit != 0 ? appRing : nil
-            let mic = active & CaptureWorker.micBit != 0 ? micRing : nil
+            let (app, mic) = activeRings()
             var (count, sources) = mixer.pull(app: app, mic: mic, into: chunk)
             if app == nil && mic == nil {
                 // No capture: the host's PCM alone, as fast as it comes.
