@@ -13,6 +13,30 @@ import Testing
         #expect(abs(LevelMeter.dBFS(meter.rms) - -9.03) < 0.01)
     }
 
+    @Test func bufferSizesDoNotChangeTheLevels() {
+        // A second of a tone with one loud negative sample, measured whole and in odd-sized,
+        // unaligned pieces (as servers hand them over): the same peak and RMS.
+        var tone = SignalAnalysis.sine(frequency: 997, amplitude: 0.25, frames: 48_000)
+        tone[12_345] = -0.75
+        let whole = LevelMeter()
+        tone.withUnsafeBufferPointer { whole.measure($0) }
+        let pieces = LevelMeter()
+        tone.withUnsafeBufferPointer { samples in
+            let sizes = [1, 7, 9, 250, 3, 1023, 8, 9599, 9601, 17]
+            var start = 0
+            var piece = 0
+            while start < samples.count {
+                let end = min(start + sizes[piece % sizes.count], samples.count)
+                pieces.measure(UnsafeBufferPointer(rebasing: samples[start..<end]))
+                start = end
+                piece += 1
+            }
+        }
+        #expect(whole.peak == 0.75 && pieces.peak == 0.75)
+        #expect(abs(LevelMeter.dBFS(whole.rms) - -15.05) < 0.01)
+        #expect(abs(pieces.rms - whole.rms) < 1e-6)
+    }
+
     @Test func theWindowIsTheLastSecond() {
         let meter = LevelMeter()
         SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 48_000).withUnsafeBufferPointer {

@@ -43,6 +43,10 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("AudioFrame serializer alone (36-byte header)") { benchmark in
         for _ in benchmark.scaledIterations { serializerFixture.write() }
     }
+
+    Benchmark("level meter alone (one 10 ms buffer)") { benchmark in
+        for _ in benchmark.scaledIterations { meterFixture.measureOneFrame() }
+    }
 }
 
 /// One second of a 1 kHz tone at -12 dBFS plus white noise at about -30 dBFS, interleaved
@@ -57,11 +61,13 @@ let testSignal: [Float] = {
     }
 }()
 
-/// The capture side as the library runs it: a server thread's buffer written into a ring,
-/// the worker pulling it through the mixer and the pipeline, the frame handed on.
+/// The capture side as the library runs it: a server thread's buffer metered and written
+/// into a ring, the worker pulling it through the mixer and the pipeline, the frame handed on.
 final class PipelineFixture {
     private let app = SampleRing(minimumFloats: 48_000)
     private let mic: SampleRing?
+    private let appLevel = LevelMeter()
+    private let micLevel = LevelMeter()
     private let mixer = SourceMixer()
     private let pipeline = FramePipeline(encoder: try! OpusFrameEncoder())
     private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 8192)
@@ -88,8 +94,12 @@ final class PipelineFixture {
         if offset + floats > testSignal.count { offset = 0 }
         testSignal.withUnsafeBufferPointer { signal in
             let chunk = UnsafeBufferPointer(rebasing: signal[offset..<offset + floats])
+            appLevel.measure(chunk)
             _ = app.write(chunk)
-            _ = mic?.write(chunk)
+            if let mic {
+                micLevel.measure(chunk)
+                _ = mic.write(chunk)
+            }
         }
         offset += floats
     }
@@ -154,9 +164,24 @@ final class SerializerFixture {
     }
 }
 
+/// The capture thread's meter, on the 10 ms buffers of the test signal.
+final class MeterFixture {
+    private let meter = LevelMeter()
+    private var offset = 0
+
+    func measureOneFrame() {
+        if offset + AudioFormat.frameFloats > testSignal.count { offset = 0 }
+        testSignal.withUnsafeBufferPointer { signal in
+            meter.measure(UnsafeBufferPointer(rebasing: signal[offset..<offset + AudioFormat.frameFloats]))
+        }
+        offset += AudioFormat.frameFloats
+    }
+}
+
 nonisolated(unsafe) let appPipeline = PipelineFixture(withMic: false)
 nonisolated(unsafe) let mixedPipeline = PipelineFixture(withMic: true)
 nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
 nonisolated(unsafe) let framerFixture = FramerFixture()
 nonisolated(unsafe) let gateFixture = GateFixture()
 nonisolated(unsafe) let serializerFixture = SerializerFixture()
+nonisolated(unsafe) let meterFixture = MeterFixture()

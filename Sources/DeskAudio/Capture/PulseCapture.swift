@@ -74,7 +74,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             pulse.pa_stream_set_state_callback(stream, nil, nil)
             pulse.pa_stream_set_read_callback(stream, nil, nil)
             pulse.pa_stream_set_moved_callback(stream, nil, nil)
-            pulse.pa_stream_disconnect(stream)
+            _ = pulse.pa_stream_disconnect(stream)
             pulse.pa_stream_unref(stream)
             self.stream = nil
             connection.unlock()
@@ -90,7 +90,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
             channels: UInt8(AudioFormat.channels))
         var map = pa_channel_map()
-        pulse.pa_channel_map_init_stereo(&map)
+        _ = pulse.pa_channel_map_init_stereo(&map)
         guard let newStream = pulse.pa_stream_new(connection.context, "DeskAudio capture", &spec, &map) else {
             throw .streamFailed("PulseAudio refused the stream: \(connection.failureText)")
         }
@@ -278,7 +278,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                         start: data.assumingMemoryBound(to: Float.self),
                         count: length / MemoryLayout<Float>.size))
             }
-            pulse.pa_stream_drop(stream)
+            _ = pulse.pa_stream_drop(stream)
         }
         // Source latency plus what waits in the stream; negative (read ahead of the
         // interpolated clock, just after a read) counts as none.

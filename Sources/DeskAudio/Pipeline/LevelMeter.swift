@@ -34,10 +34,15 @@ public final class LevelMeter: @unchecked Sendable {
 
     /// Feeding thread: takes in interleaved samples; each completed block updates the levels.
     public func measure(_ samples: UnsafeBufferPointer<Float>) {
-        for sample in samples {
-            blockPeak = max(blockPeak, abs(sample))
-            blockSquares += Double(sample * sample)
-            blockFilled += 1
+        var start = 0
+        while start < samples.count {
+            let count = min(samples.count - start, LevelMeter.blockFloats - blockFilled)
+            let (peak, squares) = LevelMeter.peakAndSquares(
+                UnsafeBufferPointer(rebasing: samples[start..<start + count]))
+            blockPeak = max(blockPeak, peak)
+            blockSquares += Double(squares)
+            blockFilled += count
+            start += count
             if blockFilled == LevelMeter.blockFloats { finishBlock() }
         }
     }
@@ -61,6 +66,24 @@ public final class LevelMeter: @unchecked Sendable {
     /// A linear level in dBFS, with silence reported as `floor`.
     public static func dBFS(_ level: Float, floor: Float = -120) -> Float {
         level > 0 ? max(20 * log10f(level), floor) : floor
+    }
+
+    /// The highest magnitude in `samples` and the sum of their squares. Written so the
+    /// compiler vectorizes both loops: magnitudes compare as bit patterns (a float without
+    /// its sign bit orders like an unsigned integer), squares add up in eight lanes.
+    private static func peakAndSquares(_ samples: UnsafeBufferPointer<Float>) -> (Float, Float) {
+        var peakBits: UInt32 = 0
+        for sample in samples { peakBits = max(peakBits, sample.bitPattern & 0x7FFF_FFFF) }
+        guard let base = samples.baseAddress else { return (0, 0) }
+        let vectorFloats = samples.count / 8 * 8
+        var squares = SIMD8<Float>(repeating: 0)
+        for offset in stride(from: 0, to: vectorFloats, by: 8) {
+            let vector = UnsafeRawPointer(base + offset).loadUnaligned(as: SIMD8<Float>.self)
+            squares += vector * vector
+        }
+        var sum = squares.sum()
+        for sample in samples[vectorFloats...] { sum += sample * sample }
+        return (Float(bitPattern: peakBits), sum)
     }
 
     private func finishBlock() {
