@@ -61,6 +61,27 @@ let testSignal: [Float] = {
     }
 }()
 
+/// Walks through `testSignal` in consecutive pieces, back to `restart` whenever the next
+/// piece would run past its end.
+struct SignalCursor {
+    private let restart: Int
+    private var offset: Int
+
+    init(from start: Int = 0) {
+        restart = start
+        offset = start
+    }
+
+    /// Hands `body` the next `floats` interleaved floats of the test signal.
+    mutating func next<Result>(_ floats: Int, _ body: (UnsafeBufferPointer<Float>) -> Result) -> Result {
+        if offset + floats > testSignal.count { offset = restart }
+        defer { offset += floats }
+        return testSignal.withUnsafeBufferPointer { signal in
+            body(UnsafeBufferPointer(rebasing: signal[offset..<offset + floats]))
+        }
+    }
+}
+
 /// The capture side as the library runs it: a server thread's buffer metered and written
 /// into a ring, the worker pulling it through the mixer and the pipeline, the frame handed on.
 final class PipelineFixture {
@@ -71,7 +92,7 @@ final class PipelineFixture {
     private let mixer = SourceMixer()
     private let pipeline = FramePipeline(encoder: try! OpusFrameEncoder())
     private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 8192)
-    private var offset = 0
+    private var signal = SignalCursor()
     private(set) var bytesSent = 0
 
     init(withMic: Bool) {
@@ -91,9 +112,7 @@ final class PipelineFixture {
     }
 
     private func write(floats: Int) {
-        if offset + floats > testSignal.count { offset = 0 }
-        testSignal.withUnsafeBufferPointer { signal in
-            let chunk = UnsafeBufferPointer(rebasing: signal[offset..<offset + floats])
+        signal.next(floats) { chunk in
             appLevel.measure(chunk)
             _ = app.write(chunk)
             if let mic {
@@ -101,7 +120,6 @@ final class PipelineFixture {
                 _ = mic.write(chunk)
             }
         }
-        offset += floats
     }
 }
 
@@ -109,34 +127,28 @@ final class PipelineFixture {
 final class RawEncoderFixture {
     private let encoder = raw_opus_encoder_create(OpusFrameEncoder.defaultBitrate, 10)!
     private let packet = UnsafeMutablePointer<UInt8>.allocate(capacity: OpusFrameEncoder.maxPacketBytes)
-    private var offset = 0
+    private var signal = SignalCursor()
     private(set) var bytesOut = 0
 
     func encodeNext() {
-        if offset + AudioFormat.frameFloats > testSignal.count { offset = 0 }
-        let length = testSignal.withUnsafeBufferPointer { signal in
+        let length = signal.next(AudioFormat.frameFloats) { frame in
             opus_encode_float(
-                encoder, signal.baseAddress! + offset, Int32(AudioFormat.frameSamples), packet,
+                encoder, frame.baseAddress!, Int32(AudioFormat.frameSamples), packet,
                 Int32(OpusFrameEncoder.maxPacketBytes))
         }
         bytesOut &+= Int(length)
-        offset += AudioFormat.frameFloats
     }
 }
 
 final class FramerFixture {
     private var framer = Framer()
-    private var offset = AudioFormat.frameFloats / 2
+    private var signal = SignalCursor(from: AudioFormat.frameFloats / 2)
     private(set) var frames = 0
 
     func appendOneFrame() {
-        if offset + AudioFormat.frameFloats > testSignal.count { offset = AudioFormat.frameFloats / 2 }
-        testSignal.withUnsafeBufferPointer { signal in
-            framer.append(UnsafeBufferPointer(rebasing: signal[offset..<offset + AudioFormat.frameFloats])) { _ in
-                frames &+= 1
-            }
+        signal.next(AudioFormat.frameFloats) { buffer in
+            framer.append(buffer) { _ in frames &+= 1 }
         }
-        offset += AudioFormat.frameFloats
     }
 }
 
@@ -167,14 +179,10 @@ final class SerializerFixture {
 /// The capture thread's meter, on the 10 ms buffers of the test signal.
 final class MeterFixture {
     private let meter = LevelMeter()
-    private var offset = 0
+    private var signal = SignalCursor()
 
     func measureOneFrame() {
-        if offset + AudioFormat.frameFloats > testSignal.count { offset = 0 }
-        testSignal.withUnsafeBufferPointer { signal in
-            meter.measure(UnsafeBufferPointer(rebasing: signal[offset..<offset + AudioFormat.frameFloats]))
-        }
-        offset += AudioFormat.frameFloats
+        signal.next(AudioFormat.frameFloats) { meter.measure($0) }
     }
 }
 

@@ -72,9 +72,9 @@ public final class LevelMeter: @unchecked Sendable {
     /// compiler vectorizes both loops: magnitudes compare as bit patterns (a float without
     /// its sign bit orders like an unsigned integer), squares add up in eight lanes.
     private static func peakAndSquares(_ samples: UnsafeBufferPointer<Float>) -> (Float, Float) {
+        guard let base = samples.baseAddress else { return (0, 0) }
         var peakBits: UInt32 = 0
         for sample in samples { peakBits = max(peakBits, sample.bitPattern & 0x7FFF_FFFF) }
-        guard let base = samples.baseAddress else { return (0, 0) }
         let vectorFloats = samples.count / 8 * 8
         var squares = SIMD8<Float>(repeating: 0)
         for offset in stride(from: 0, to: vectorFloats, by: 8) {

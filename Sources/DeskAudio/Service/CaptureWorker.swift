@@ -99,7 +99,12 @@ final class CaptureWorker: @unchecked Sendable {
 
     private func activeRingsHold(_ floats: Int) -> Bool {
         let (app, mic) = activeRings()
-        return (app?.availableFloats ?? 0) >= floats || (mic?.availableFloats ?? 0) >= floats
+        return CaptureWorker.mostFloatsWaiting(in: app, mic) >= floats
+    }
+
+    /// What the fuller of the rings holds (0 for none).
+    private static func mostFloatsWaiting(in app: SampleRing?, _ mic: SampleRing?) -> Int {
+        max(app?.availableFloats ?? 0, mic?.availableFloats ?? 0)
     }
 
     /// Frames everything the rings hold; returns whether it took any audio.
@@ -129,7 +134,7 @@ final class CaptureWorker: @unchecked Sendable {
             progressed = true
             settings.apply(to: pipeline)
             // Audio still waiting in the rings was captured after this chunk ended.
-            let waiting = max(app?.availableFloats ?? 0, mic?.availableFloats ?? 0)
+            let waiting = CaptureWorker.mostFloatsWaiting(in: app, mic)
             let laterNs =
                 UInt64(waiting / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
             let chunkEndNs = MonotonicClock.nowNs() &- laterNs
