@@ -74,7 +74,7 @@ extension RealServerTests {
             // quiet one): the tone still arrives whole, a little later. So a burst may hold dips
             // of up to 5 quiet frames (50 ms, the gap allowed above); audio lost or repeated by
             // the library shows in the burst's length and in the sample clock checked above.
-            let bursts = ToneBurst.split(levels: records.map { $0.levelDB > -30 }, longestDip: 5)
+            let bursts = ToneBurst.split(loud: records.map { $0.levelDB > -30 }, longestDip: 5)
             #expect(
                 bursts.count == cycles && bursts.allSatisfy { (295...305).contains($0.loudFrames) },
                 "tone bursts (loud frames, dips): \(bursts)")
@@ -95,8 +95,8 @@ extension RealServerTests {
     @Test func shortDipsStayInsideABurstAndLongSilenceEndsIt() {
         let loud = { (count: Int) in [Bool](repeating: true, count: count) }
         let quiet = { (count: Int) in [Bool](repeating: false, count: count) }
-        let levels = quiet(3) + loud(100) + quiet(1) + loud(201) + quiet(900) + loud(150) + quiet(6) + loud(150)
-        let bursts = ToneBurst.split(levels: levels, longestDip: 5)
+        let frames = quiet(3) + loud(100) + quiet(1) + loud(201) + quiet(900) + loud(150) + quiet(6) + loud(150)
+        let bursts = ToneBurst.split(loud: frames, longestDip: 5)
         #expect(bursts.map(\.loudFrames) == [301, 150, 150])
         #expect(bursts.map(\.dips) == [[1], [], []])
     }
@@ -110,8 +110,9 @@ struct ToneBurst: CustomStringConvertible {
 
     var description: String { dips.isEmpty ? "\(loudFrames)" : "\(loudFrames) with dips \(dips)" }
 
-    /// Splits frames (true: loud) into bursts; a quiet run longer than `longestDip` ends one.
-    static func split(levels loud: [Bool], longestDip: Int) -> [ToneBurst] {
+    /// Splits frames (`loud[i]`: frame i is loud) into bursts; a quiet run longer than
+    /// `longestDip` frames ends one.
+    static func split(loud: [Bool], longestDip: Int) -> [ToneBurst] {
         var bursts: [ToneBurst] = []
         var quietRun: Int?  // quiet frames since the last loud one (nil before the first)
         for isLoud in loud {
@@ -119,7 +120,7 @@ struct ToneBurst: CustomStringConvertible {
                 quietRun = quietRun.map { $0 + 1 }
                 continue
             }
-            if let dip = quietRun, dip <= longestDip, !bursts.isEmpty {
+            if let dip = quietRun, dip <= longestDip {  // a burst is open
                 if dip > 0 { bursts[bursts.count - 1].dips.append(dip) }
                 bursts[bursts.count - 1].loudFrames += 1
             } else {
