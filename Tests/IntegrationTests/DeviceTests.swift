@@ -132,7 +132,10 @@ extension RealServerTests {
             let lastDefault = levels.lastIndex { $0.0 > -20 }
             #expect(firstOther != nil && lastDefault != nil, "both sinks were heard in turn")
             if let firstOther, let lastDefault {
-                #expect(lastDefault < firstOther, "the default sink's tone stops where the other's starts")
+                // The 10 ms windows are cut at fixed steps, not at the switch, so the one window
+                // the switch falls in may hold the end of one tone and the start of the other.
+                // Two or more such windows would mean both sinks were captured at once.
+                #expect(lastDefault <= firstOther, "the default sink's tone stops where the other's starts")
             }
         }
 
