@@ -16,6 +16,7 @@ struct RecordCommand: ParsableCommand {
             Examples:
               deskaudio record --seconds 10 out.opus
               deskaudio record --app --mic --bitrate 64000 call.opus
+              deskaudio record --complexity 5 --seconds 60 cheaper.opus
               deskaudio record --mic --device alsa_input.usb-mic.analog-stereo mic.opus
             """
     )
@@ -28,6 +29,10 @@ struct RecordCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Opus bitrate in bits per second, 6000 to 510000.", valueName: "B"))
     var bitrate: Int32 = OpusFrameEncoder.defaultBitrate
 
+    @Option(help: ArgumentHelp(
+        "Opus encoder complexity, 0 (least CPU) to 10 (best quality, the default).", valueName: "C"))
+    var complexity: Int32 = OpusFrameEncoder.complexityRange.upperBound
+
     @Argument(help: ArgumentHelp("The Ogg Opus file to write.", valueName: "OUT.opus"))
     var output: String
 
@@ -39,6 +44,9 @@ struct RecordCommand: ParsableCommand {
             let range = OpusFrameEncoder.bitrateRange
             throw ValidationError("--bitrate must be between \(range.lowerBound) and \(range.upperBound) bits per second")
         }
+        guard OpusFrameEncoder.complexityRange.contains(complexity) else {
+            throw ValidationError("--complexity must be between 0 and 10")
+        }
     }
 
     func run() throws {
@@ -49,6 +57,7 @@ struct RecordCommand: ParsableCommand {
         let silence: [UInt8]
         do throws(DeskAudioError) {
             try service.settings.setBitrate(bitrate)
+            try service.settings.setComplexity(complexity)
             preSkip = try service.encoderLookahead()
             silence = try Self.silencePacket(bitrate: bitrate)
         } catch {

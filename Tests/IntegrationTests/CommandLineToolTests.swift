@@ -39,7 +39,7 @@ extension RealServerTests {
         @Test func recordsTheToneForExactlyTheSecondsAsked() throws {
             let opus = directory.appendingPathComponent("tone.opus").path
             let (recorder, output, errors) = try ExternalTools.start(
-                [commandLineTool, "record", "--seconds", "3", "--bitrate", "96000", opus])
+                [commandLineTool, "record", "--seconds", "3", "--bitrate", "96000", "--complexity", "3", opus])
             Thread.sleep(forTimeInterval: 0.7)
             let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5)
             player.waitUntilExit()
@@ -117,6 +117,9 @@ extension RealServerTests {
             let badBitrate = try ExternalTools.run([commandLineTool, "record", "--bitrate", "5", opus])
             #expect(badBitrate.status == 64, "usage errors exit with EX_USAGE")
             #expect(badBitrate.error.contains("--bitrate must be between 6000 and 510000"))
+            let badComplexity = try ExternalTools.run([commandLineTool, "record", "--complexity", "11", opus])
+            #expect(badComplexity.status == 64)
+            #expect(badComplexity.error.contains("--complexity must be between 0 and 10"), "\(badComplexity.error)")
         }
     }
 }
