@@ -2,10 +2,10 @@
 // benchmark loop does, caches warm) and paced at one frame every 10 ms (as a live capture
 // does: the thread sleeps between frames). The encoder is set up as DeskAudio's pipeline's
 // by the pipeline benchmark's own baseline (Benchmarks/Sources/RawOpus: restricted
-// low-delay, VBR), at complexity 10, and the signal is the same kind as
+// low-delay, VBR), at complexity 10 unless told, and the signal is the same kind as
 // scripts/bench-compare (a 1 kHz tone at -12 dBFS plus white noise at about -30 dBFS).
 //
-//   encode-pacing [FRAMES] [BITRATE]        (defaults 1000 and 128000)
+//   encode-pacing [FRAMES] [BITRATE] [COMPLEXITY]        (defaults 1000, 128000 and 10)
 //
 // Prints one line per mode: CPU µs per frame (CLOCK_THREAD_CPUTIME_ID) and kbit/s.
 #include <math.h>
@@ -33,8 +33,8 @@ static void sleep_until(struct timespec *deadline, long add_ns) {
 }
 
 // Encodes `frames` frames of `signal`; with `paced`, one every 10 ms.
-static void measure(const char *mode, const float *signal, int frames, int bitrate, int paced) {
-  OpusEncoder *encoder = raw_opus_encoder_create(bitrate, 10);
+static void measure(const char *mode, const float *signal, int frames, int bitrate, int complexity, int paced) {
+  OpusEncoder *encoder = raw_opus_encoder_create(bitrate, complexity);
   if (!encoder) {
     fprintf(stderr, "encode-pacing: libopus refused the encoder set-up\n");
     exit(1);
@@ -54,16 +54,17 @@ static void measure(const char *mode, const float *signal, int frames, int bitra
     if (paced) sleep_until(&deadline, 10000000L);
   }
   double seconds = thread_cpu_seconds() - start;
-  printf("encode-pacing %-13s frames=%d cpu_us_per_frame=%.1f kbit_s=%.1f\n", mode, frames,
-         seconds / frames * 1e6, (double)bytes * 8 / frames / 10);
+  printf("encode-pacing %-13s frames=%d complexity=%d cpu_us_per_frame=%.1f kbit_s=%.1f\n", mode, frames,
+         complexity, seconds / frames * 1e6, (double)bytes * 8 / frames / 10);
   opus_encoder_destroy(encoder);
 }
 
 int main(int argc, char **argv) {
   int frames = argc > 1 ? atoi(argv[1]) : 1000;
   int bitrate = argc > 2 ? atoi(argv[2]) : 128000;
-  if (frames <= 0 || bitrate <= 0) {
-    fprintf(stderr, "usage: encode-pacing [FRAMES] [BITRATE]\n");
+  int complexity = argc > 3 ? atoi(argv[3]) : 10;
+  if (frames <= 0 || bitrate <= 0 || complexity < 0 || complexity > 10) {
+    fprintf(stderr, "usage: encode-pacing [FRAMES] [BITRATE] [COMPLEXITY 0-10]\n");
     return 2;
   }
   float *signal = malloc((size_t)frames * FRAME * CHANNELS * sizeof(float));
@@ -77,8 +78,8 @@ int main(int argc, char **argv) {
       signal[i * CHANNELS + c] = tone + noise;
     }
   }
-  measure("back-to-back", signal, frames, bitrate, 0);
-  measure("paced-10ms", signal, frames, bitrate, 1);
+  measure("back-to-back", signal, frames, bitrate, complexity, 0);
+  measure("paced-10ms", signal, frames, bitrate, complexity, 1);
   free(signal);
   return 0;
 }
