@@ -31,7 +31,7 @@ struct RecordCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Opus encoder complexity, 0 (least CPU) to 10 (best quality, the default).", valueName: "C"))
-    var complexity: Int32 = OpusFrameEncoder.complexityRange.upperBound
+    var complexity: Int32 = OpusFrameEncoder.defaultComplexity
 
     @Argument(help: ArgumentHelp("The Ogg Opus file to write.", valueName: "OUT.opus"))
     var output: String
@@ -45,7 +45,8 @@ struct RecordCommand: ParsableCommand {
             throw ValidationError("--bitrate must be between \(range.lowerBound) and \(range.upperBound) bits per second")
         }
         guard OpusFrameEncoder.complexityRange.contains(complexity) else {
-            throw ValidationError("--complexity must be between 0 and 10")
+            let range = OpusFrameEncoder.complexityRange
+            throw ValidationError("--complexity must be between \(range.lowerBound) and \(range.upperBound)")
         }
     }
 
@@ -59,7 +60,7 @@ struct RecordCommand: ParsableCommand {
             try service.settings.setBitrate(bitrate)
             try service.settings.setComplexity(complexity)
             preSkip = try service.encoderLookahead()
-            silence = try Self.silencePacket(bitrate: bitrate)
+            silence = try Self.silencePacket(bitrate: bitrate, complexity: complexity)
         } catch {
             throw CLIFailure(error, doing: "preparing the encoder")
         }
@@ -109,8 +110,8 @@ struct RecordCommand: ParsableCommand {
 
     /// One 10 ms frame of silence as the recording's encoder settings code it: what the
     /// file holds for time the gate held back.
-    static func silencePacket(bitrate: Int32) throws(DeskAudioError) -> [UInt8] {
-        let encoder = try OpusFrameEncoder(bitrate: bitrate)
+    static func silencePacket(bitrate: Int32, complexity: Int32) throws(DeskAudioError) -> [UInt8] {
+        let encoder = try OpusFrameEncoder(bitrate: bitrate, complexity: complexity)
         let zeros = [Float](repeating: 0, count: AudioFormat.frameFloats)
         var packet = [UInt8](repeating: 0, count: OpusFrameEncoder.maxPacketBytes)
         var length = 0

@@ -26,8 +26,11 @@ public final class OpusFrameEncoder {
     public static let defaultBitrate: Int32 = 128_000
     /// The range libopus accepts for a stereo stream.
     public static let bitrateRange: ClosedRange<Int32> = 6_000...510_000
-    /// libopus's complexity range; 10 is the default.
+    /// libopus's complexity range.
     public static let complexityRange: ClosedRange<Int32> = 0...10
+    /// 10, libopus's own default and GStreamer opusenc's: the most analysis per frame, the
+    /// best quality for the bitrate; see docs/encoding.md.
+    public static let defaultComplexity: Int32 = 10
     /// The largest packet one frame can produce (RFC 6716: 1275 bytes per frame).
     public static let maxPacketBytes = 1275
 
@@ -45,7 +48,7 @@ public final class OpusFrameEncoder {
     public init(
         application: Application = .restrictedLowDelay,
         bitrate: Int32 = OpusFrameEncoder.defaultBitrate,
-        complexity: Int32 = 10
+        complexity: Int32 = OpusFrameEncoder.defaultComplexity
     ) throws(DeskAudioError) {
         var status: Int32 = OPUS_OK
         guard

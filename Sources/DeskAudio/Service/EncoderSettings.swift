@@ -6,7 +6,7 @@ import Synchronization
 /// take, never the worker or the capture thread.
 public final class EncoderSettings: Sendable {
     private let bitrate = Atomic<Int32>(OpusFrameEncoder.defaultBitrate)
-    private let complexity = Atomic<Int32>(10)
+    private let complexity = Atomic<Int32>(OpusFrameEncoder.defaultComplexity)
     private let fec = Atomic<Bool>(false)
     private let expectedLossPercent = Atomic<Int32>(0)
     private let gateEnabled = Atomic<Bool>(true)
