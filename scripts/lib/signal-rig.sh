@@ -5,21 +5,16 @@
 #
 #   start_signal_rig SECONDS     sets `work` (a fresh directory) and `rig`; stops the rig,
 #                                and the player whose pid is in `player`, on exit
+#                                (scripts/lib/cleanup.sh must be sourced first)
 start_signal_rig() {
   work=$(mktemp -d /tmp/deskaudio-signal-rig.XXXXXX)
   rig="$work/rig"
   player=""
-  trap stop_signal_rig EXIT
+  on_exit 'stop_process "$player"; scripts/audio-rig stop "$rig" >/dev/null 2>&1'
   scripts/audio-rig start "$rig" pipewire >/dev/null
   # shellcheck disable=SC1091
   source "$rig/env"
   sox -q -n -r 48000 -c 2 -b 16 "$work/tone.wav" synth "$1" sine 1000 vol 0.25
   sox -q -n -r 48000 -c 2 -b 16 "$work/noise.wav" synth "$1" whitenoise vol 0.05
   sox -q -m "$work/tone.wav" "$work/noise.wav" "$work/signal.wav"
-}
-
-stop_signal_rig() {
-  # The player may have finished already: that must not fail the exit (set -e).
-  [[ -n "$player" ]] && kill "$player" 2>/dev/null || true
-  scripts/audio-rig stop "$rig" >/dev/null 2>&1 || true
 }
