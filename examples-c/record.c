@@ -4,8 +4,8 @@
  *   record --list
  *
  * It uses only include/deskaudio.h and libdeskaudio.so, plus libogg for the Ogg pages.
- * AudioFrame bytes are read at the offsets given in docs/wire-format.md. Frames held back
- * by the zero gate are not in the file: its timeline skips gated silence. */
+ * AudioFrame bytes are read with deskaudio_parse_frame() (docs/wire-format.md). Frames held
+ * back by the zero gate are not in the file: its timeline skips gated silence. */
 #include <deskaudio.h>
 
 #include <ogg/ogg.h>
@@ -15,15 +15,14 @@
 #include <string.h>
 #include <time.h>
 
-#define HEADER_BYTES 36
-#define MAX_FRAME_BYTES (HEADER_BYTES + 1275)
+#define MAX_PACKET_BYTES 1275  /* the largest Opus packet */
 
 struct recording {
     FILE *file;
     ogg_stream_state stream;
     ogg_int64_t granule;       /* pre-skip + samples of every packet written */
     ogg_int64_t packet_number;
-    unsigned char held[MAX_FRAME_BYTES];  /* the newest packet, written when the next comes or at the end */
+    unsigned char held[MAX_PACKET_BYTES];  /* the newest packet, written when the next comes or at the end */
     size_t held_len;
     unsigned long frames, bytes, gated_frames, after_gap_frames;
     unsigned long long next_clock;
@@ -33,14 +32,6 @@ struct recording {
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int signal_number) { (void)signal_number; interrupted = 1; }
-
-static unsigned read_u16(const unsigned char *p) { return (unsigned)p[0] | (unsigned)p[1] << 8; }
-
-static unsigned long long read_u64(const unsigned char *p) {
-    unsigned long long value = 0;
-    for (int i = 7; i >= 0; i--) value = value << 8 | p[i];
-    return value;
-}
 
 static void write_pages(struct recording *r, int flush) {
     ogg_page page;
@@ -86,15 +77,16 @@ static void write_headers(struct recording *r, int pre_skip) {
 /* Runs on the library's thread, one AudioFrame at a time. */
 static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     struct recording *r = user_data;
-    if (len < HEADER_BYTES || len > MAX_FRAME_BYTES) return;
-    unsigned long long clock = read_u64(frame + 16);
-    if (r->have_clock && clock > r->next_clock) r->gated_frames += (unsigned long)((clock - r->next_clock) / read_u16(frame + 32));
-    if (frame[5] & 1) r->after_gap_frames++;
-    r->next_clock = clock + read_u16(frame + 32);
+    deskaudio_frame_info info;
+    if (deskaudio_parse_frame(frame, len, &info) != DESKAUDIO_OK) return;
+    if (r->have_clock && info.sample_clock > r->next_clock)
+        r->gated_frames += (unsigned long)((info.sample_clock - r->next_clock) / info.frame_samples);
+    if (info.flags & DESKAUDIO_FRAME_AFTER_GAP) r->after_gap_frames++;
+    r->next_clock = info.sample_clock + info.frame_samples;
     r->have_clock = 1;
     if (r->held_len > 0) submit(r, r->held, r->held_len, 480, 0);
-    r->held_len = read_u16(frame + 34);
-    memcpy(r->held, frame + HEADER_BYTES, r->held_len);
+    r->held_len = info.payload_length;
+    memcpy(r->held, info.payload, info.payload_length);
     r->frames++;
     r->bytes += (unsigned long)len;
 }

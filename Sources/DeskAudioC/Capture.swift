@@ -42,9 +42,7 @@ public func set_audio_callback(_ callback: deskaudio_frame_callback?, _ user_dat
 /// look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on error.
 @_cdecl("deskaudio_encoder_pre_skip")
 public func deskaudio_encoder_pre_skip() -> Int32 {
-    var samples: Int32 = 0
-    let result = status { () throws(DeskAudioError) in samples = try service.encoderLookahead() }
-    return result == 0 ? samples : result
+    valueOrStatus { () throws(DeskAudioError) in try service.encoderLookahead() }
 }
 
 /// A host's user_data pointer, carried to the worker thread untouched.

@@ -49,7 +49,5 @@ public func deskaudio_set_bitrate_range(_ minimum: Int32, _ maximum: Int32) -> I
 /// (NaN included). Applies from the next frame.
 @_cdecl("deskaudio_report_packet_loss")
 public func deskaudio_report_packet_loss(_ loss_fraction: Float) -> Int32 {
-    var bitrate: Int32 = 0
-    let result = status { () throws(DeskAudioError) in bitrate = try service.settings.reportLoss(loss_fraction) }
-    return result == deskaudio_status.DESKAUDIO_OK.rawValue ? bitrate : result
+    valueOrStatus { () throws(DeskAudioError) in try service.settings.reportLoss(loss_fraction) }
 }

@@ -1,7 +1,7 @@
 import DeskAudio
 
 /// Kinds of capture device, as deskaudio_list_devices() reports them.
-public enum deskaudio_device_kind: Int32 {
+public enum deskaudio_device_kind: Int32, CaseIterable {
     /// An output (sink): capturing it records what is played to it, as app audio.
     case DESKAUDIO_DEVICE_SINK = 1
     /// An input (source) that is not a monitor: a microphone.
@@ -28,13 +28,13 @@ public func deskaudio_list_devices(
     _ callback: deskaudio_device_callback?, _ user_data: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let callback else { return invalidArgument("device callback is NULL") }
-    var devices: [CaptureDevice] = []
-    let result = status { () throws(DeskAudioError) in devices = try service.devices() }
-    guard result == deskaudio_status.DESKAUDIO_OK.rawValue else { return result }
-    for device in devices {
-        callback(device.kind.rawValue, device.name, device.description, device.isDefault, user_data)
+    return valueOrStatus { () throws(DeskAudioError) in
+        let devices = try service.devices()
+        for device in devices {
+            callback(device.kind.rawValue, device.name, device.description, device.isDefault, user_data)
+        }
+        return Int32(clamping: devices.count)
     }
-    return Int32(clamping: devices.count)
 }
 
 /// Captures app audio from the monitor of the sink `name` (a name deskaudio_list_devices()

@@ -1,7 +1,7 @@
 import DeskAudio
 
 /// What happened, in a deskaudio_event_callback.
-public enum deskaudio_event: Int32 {
+public enum deskaudio_event: Int32, CaseIterable {
     /// A source started capturing, or came back after its server went away.
     case DESKAUDIO_EVENT_CONNECTED = 1
     /// A source's stream was lost (its audio server stopped or dropped it); the library
@@ -15,7 +15,7 @@ public enum deskaudio_event: Int32 {
 }
 
 /// How much a log message matters.
-public enum deskaudio_log_level: Int32 {
+public enum deskaudio_log_level: Int32, CaseIterable {
     /// A failure.
     case DESKAUDIO_LOG_ERROR = 1
     /// Something went wrong and was handled.

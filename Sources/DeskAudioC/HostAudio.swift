@@ -2,7 +2,7 @@ import DeskAudio
 import Glibc
 
 /// Sample formats of deskaudio_push_pcm().
-public enum deskaudio_pcm_format: Int32 {
+public enum deskaudio_pcm_format: Int32, CaseIterable {
     /// Signed 16-bit integers, native byte order.
     case DESKAUDIO_PCM_S16 = 1
     /// 32-bit floats, native byte order, nominally within ±1; NaN and infinity are refused.
@@ -28,11 +28,10 @@ public func deskaudio_push_pcm(
     guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
         return invalidArgument("format \(format) is not a deskaudio_pcm_format")
     }
-    var taken = 0
-    let result = status { () throws(DeskAudioError) in
-        taken = try service.pushPCM(
-            UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
-            rate: sample_rate)
+    return valueOrStatus { () throws(DeskAudioError) in
+        Int32(
+            try service.pushPCM(
+                UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
+                rate: sample_rate))
     }
-    return result == 0 ? Int32(taken) : result
 }

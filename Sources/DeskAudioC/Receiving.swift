@@ -4,7 +4,7 @@ import Glibc
 
 
 /// Bits of deskaudio_frame_info.flags.
-public enum deskaudio_frame_flag: Int32 {
+public enum deskaudio_frame_flag: Int32, CaseIterable {
     /// The first frame sent after the sender held frames back (silence, a capture restart).
     case DESKAUDIO_FRAME_AFTER_GAP = 1
     /// App audio (what the machine plays) is in the frame.
@@ -84,13 +84,12 @@ public func deskaudio_decoder_decode(
     }
     guard max_samples <= 1 << 24 else { return invalidArgument("max_samples \(max_samples) is absurd") }
     let receiver = receiver(of: decoder)
-    var samples = 0
-    let result = status { () throws(DeskAudioError) in
-        samples = try receiver.receive(
-            UnsafeRawBufferPointer(start: frame, count: len),
-            into: UnsafeMutableBufferPointer(start: pcm, count: max_samples * 2))
+    return valueOrStatus { () throws(DeskAudioError) in
+        Int32(
+            try receiver.receive(
+                UnsafeRawBufferPointer(start: frame, count: len),
+                into: UnsafeMutableBufferPointer(start: pcm, count: max_samples * 2)))
     }
-    return result == deskaudio_status.DESKAUDIO_OK.rawValue ? Int32(samples) : result
 }
 
 /// Copies a decoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT

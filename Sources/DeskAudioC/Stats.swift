@@ -2,7 +2,7 @@ import DeskAudio
 import DeskAudioCTypes
 
 /// The backend in deskaudio_stats.backend.
-public enum deskaudio_backend_kind: Int32 {
+public enum deskaudio_backend_kind: Int32, CaseIterable {
     /// Capture is stopped.
     case DESKAUDIO_BACKEND_NONE = 0
     /// PipeWire's native API.

@@ -3,7 +3,7 @@ import DeskAudio
 /// Result codes of the DeskAudio C API: 0 is success, every failure is negative.
 /// deskaudio_strerror() names each; deskaudio_last_error() gives the details of the
 /// last failure on the calling thread.
-public enum deskaudio_status: Int32 {
+public enum deskaudio_status: Int32, CaseIterable {
     /// Success.
     case DESKAUDIO_OK = 0
     /// An argument is NULL, out of range or otherwise invalid.
@@ -87,6 +87,14 @@ func status(_ body: () throws(DeskAudioError) -> Void) -> Int32 {
         LastError.record(error.message)
         return deskaudio_status(error).rawValue
     }
+}
+
+/// Runs `body`, which returns a value ≥ 0 (a count, a bitrate); on failure records the
+/// message for deskaudio_last_error() and returns the negative code instead.
+func valueOrStatus(_ body: () throws(DeskAudioError) -> Int32) -> Int32 {
+    var value: Int32 = 0
+    let result = status { () throws(DeskAudioError) in value = try body() }
+    return result == deskaudio_status.DESKAUDIO_OK.rawValue ? value : result
 }
 
 /// Records an invalid-argument failure and returns its code.

@@ -1,7 +1,7 @@
 /// A device audio can be captured from, as the audio server lists it.
 public struct CaptureDevice: Sendable, Equatable {
     /// What a device is.
-    public enum Kind: Int32, Sendable {
+    public enum Kind: Int32, Sendable, CaseIterable {
         /// An output: capturing it records its monitor, what is played to it (app audio).
         case sink = 1
         /// An input that is not a monitor: a microphone.

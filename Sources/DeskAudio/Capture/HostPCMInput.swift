@@ -7,7 +7,7 @@ import Glibc
 /// serialized by a lock no audio server thread ever takes.
 public final class HostPCMInput: @unchecked Sendable {
     /// Sample formats a host may push.
-    public enum SampleFormat: Int32, Sendable {
+    public enum SampleFormat: Int32, Sendable, CaseIterable {
         /// Signed 16-bit, native byte order.
         case s16 = 1
         /// 32-bit float, native byte order, nominally within ±1.

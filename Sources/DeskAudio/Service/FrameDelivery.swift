@@ -72,7 +72,7 @@ final class FrameDelivery: @unchecked Sendable {
             // The frame was complete when its last sample arrived: its capture time (that
             // of its first sample) plus its duration.
             let captureTimeNs = UInt64(
-                littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.captureTimeOffset, as: UInt64.self))
+                littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.captureTime, as: UInt64.self))
             let completedNs = captureTimeNs &+ AudioFormat.frameDurationNs
             let now = MonotonicClock.nowNs()
             if let window = latency.add(now > completedNs ? now - completedNs : 0) {

@@ -74,7 +74,7 @@ final class FrameQueue: @unchecked Sendable {
         let length = lengths[head]
         buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: slot(head)[0..<length]))
         if dropsSinceLastPop {
-            buffer[AudioFrameHeader.flagsOffset] |= AudioFrameHeader.Flags.afterLoss.rawValue
+            buffer[AudioFrameHeader.Offset.flags] |= AudioFrameHeader.Flags.afterLoss.rawValue
             dropsSinceLastPop = false
         }
         head = (head + 1) % FrameQueue.capacity

@@ -1,5 +1,5 @@
 /// A change of the capture service's state, for the host's event handler.
-public enum LibraryEvent: Int32, Sendable {
+public enum LibraryEvent: Int32, Sendable, CaseIterable {
     /// A source started capturing, or came back after its server went away.
     case connected = 1
     /// A source's stream was lost (its server stopped or dropped it); the library retries.
@@ -11,7 +11,7 @@ public enum LibraryEvent: Int32, Sendable {
 }
 
 /// How much a log message matters; a log handler gets the levels up to the one it asked for.
-public enum LogLevel: Int32, Sendable, Comparable {
+public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
     /// A failure.
     case error = 1
     /// Something went wrong and was handled.

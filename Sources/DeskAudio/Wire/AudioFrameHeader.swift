@@ -9,10 +9,33 @@ public struct AudioFrameHeader: Equatable, Sendable {
     public static let byteCount = 36
     /// Codec identifier for Opus, the only codec of version 1.
     public static let codecOpus: UInt8 = 1
-    /// Byte offset of the flags in the header.
-    public static let flagsOffset = 5
-    /// Byte offset of the capture time (u64 little-endian, ns) in the header.
-    public static let captureTimeOffset = 24
+
+    /// Where each field starts in the header, in bytes (docs/wire-format.md): the one table
+    /// the writer, the parser, the frame queue and the delivery thread all read.
+    public enum Offset {
+        /// "DAFR", 4 bytes.
+        public static let magic = 0
+        /// Layout version, u8.
+        public static let version = 4
+        /// Flags, u8.
+        public static let flags = 5
+        /// Channels, u8.
+        public static let channels = 6
+        /// Codec, u8.
+        public static let codec = 7
+        /// Sample rate in Hz, u32.
+        public static let sampleRate = 8
+        /// Sequence number, u32.
+        public static let sequence = 12
+        /// 48 kHz sample clock of the first sample, u64.
+        public static let sampleClock = 16
+        /// Capture time of the first sample, CLOCK_MONOTONIC ns, u64.
+        public static let captureTime = 24
+        /// Samples per channel, u16.
+        public static let frameSamples = 32
+        /// Opus packet bytes, u16.
+        public static let payloadLength = 34
+    }
 
     /// Bit flags carried in the header.
     public struct Flags: OptionSet, Sendable {

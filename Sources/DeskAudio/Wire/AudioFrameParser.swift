@@ -35,27 +35,31 @@ public enum AudioFrameParser {
 
     /// Parses one AudioFrame occupying all of `bytes`.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(ParseError) -> Frame {
-        guard bytes.count >= 5 else {
+        typealias Offset = AudioFrameHeader.Offset
+        guard bytes.count > Offset.version else {
             throw .truncated(have: bytes.count, need: AudioFrameHeader.byteCount)
         }
         let magic = AudioFrameHeader.magic
-        guard bytes[0] == magic.0, bytes[1] == magic.1, bytes[2] == magic.2, bytes[3] == magic.3 else {
+        guard bytes[Offset.magic] == magic.0, bytes[Offset.magic + 1] == magic.1,
+            bytes[Offset.magic + 2] == magic.2, bytes[Offset.magic + 3] == magic.3
+        else {
             throw .wrongMagic
         }
-        guard bytes[4] == AudioFrameHeader.currentVersion else { throw .unknownVersion(bytes[4]) }
+        let version = bytes[Offset.version]
+        guard version == AudioFrameHeader.currentVersion else { throw .unknownVersion(version) }
         guard bytes.count >= AudioFrameHeader.byteCount else {
             throw .truncated(have: bytes.count, need: AudioFrameHeader.byteCount)
         }
         let header = AudioFrameHeader(
-            flags: AudioFrameHeader.Flags(rawValue: bytes[AudioFrameHeader.flagsOffset]),
-            channels: bytes[6],
-            codec: bytes[7],
-            sampleRate: load(at: 8, from: bytes),
-            sequence: load(at: 12, from: bytes),
-            sampleClock: load(at: 16, from: bytes),
-            captureTimeNs: load(at: AudioFrameHeader.captureTimeOffset, from: bytes),
-            frameSamples: load(at: 32, from: bytes),
-            payloadLength: load(at: 34, from: bytes))
+            flags: AudioFrameHeader.Flags(rawValue: bytes[Offset.flags]),
+            channels: bytes[Offset.channels],
+            codec: bytes[Offset.codec],
+            sampleRate: load(at: Offset.sampleRate, from: bytes),
+            sequence: load(at: Offset.sequence, from: bytes),
+            sampleClock: load(at: Offset.sampleClock, from: bytes),
+            captureTimeNs: load(at: Offset.captureTime, from: bytes),
+            frameSamples: load(at: Offset.frameSamples, from: bytes),
+            payloadLength: load(at: Offset.payloadLength, from: bytes))
         let payloadLength = Int(header.payloadLength)
         guard payloadLength <= OpusFrameEncoder.maxPacketBytes else {
             throw .oversized(have: payloadLength, limit: OpusFrameEncoder.maxPacketBytes)

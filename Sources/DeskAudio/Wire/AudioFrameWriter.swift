@@ -7,20 +7,21 @@ public enum AudioFrameWriter {
     public static func write(_ header: AudioFrameHeader, into buffer: UnsafeMutableRawBufferPointer) {
         precondition(buffer.count >= AudioFrameHeader.byteCount)
         let magic = AudioFrameHeader.magic
-        buffer[0] = magic.0
-        buffer[1] = magic.1
-        buffer[2] = magic.2
-        buffer[3] = magic.3
-        buffer[4] = AudioFrameHeader.currentVersion
-        buffer[AudioFrameHeader.flagsOffset] = header.flags.rawValue
-        buffer[6] = header.channels
-        buffer[7] = header.codec
-        store(header.sampleRate, at: 8, in: buffer)
-        store(header.sequence, at: 12, in: buffer)
-        store(header.sampleClock, at: 16, in: buffer)
-        store(header.captureTimeNs, at: AudioFrameHeader.captureTimeOffset, in: buffer)
-        store(header.frameSamples, at: 32, in: buffer)
-        store(header.payloadLength, at: 34, in: buffer)
+        typealias Offset = AudioFrameHeader.Offset
+        buffer[Offset.magic] = magic.0
+        buffer[Offset.magic + 1] = magic.1
+        buffer[Offset.magic + 2] = magic.2
+        buffer[Offset.magic + 3] = magic.3
+        buffer[Offset.version] = AudioFrameHeader.currentVersion
+        buffer[Offset.flags] = header.flags.rawValue
+        buffer[Offset.channels] = header.channels
+        buffer[Offset.codec] = header.codec
+        store(header.sampleRate, at: Offset.sampleRate, in: buffer)
+        store(header.sequence, at: Offset.sequence, in: buffer)
+        store(header.sampleClock, at: Offset.sampleClock, in: buffer)
+        store(header.captureTimeNs, at: Offset.captureTime, in: buffer)
+        store(header.frameSamples, at: Offset.frameSamples, in: buffer)
+        store(header.payloadLength, at: Offset.payloadLength, in: buffer)
     }
 
     @inline(__always)
