@@ -10,19 +10,30 @@
  * enable_audio(false, false). Each frame reaches on_frame as AudioFrame bytes
  * (docs/wire-format.md): a 36-byte little-endian header, then one Opus packet.
  *
+ * Captures: those calls drive a default capture the library holds. A host that needs
+ * several independent ones (two viewers at different bitrates, say) creates each with
+ * deskaudio_capture_create() and drives it with the deskaudio_capture_* calls, which take it
+ * as their first argument and behave exactly as their default-capture twins; each capture
+ * has its own sources, settings, callbacks, stats and frame sequence.
+ * deskaudio_capture_destroy() stops and frees one; the handle must not be used after it.
+ *
  * Errors: functions that can fail return int32_t, DESKAUDIO_OK (0) or a negative
  * deskaudio_status; deskaudio_strerror() names a code and deskaudio_last_error() tells
  * what went wrong on the calling thread. No call crashes on bad input.
  *
- * Threads: every function may be called from any thread, at any time, concurrently.
- * The frame callback runs on the library's own delivery thread, never on an audio
- * server's thread. From inside it these may be called: set_audio_callback(),
+ * Threads: every function may be called from any thread, at any time, concurrently
+ * (for one capture as for several). The frame callback runs on the library's own delivery
+ * thread, never on an audio server's thread. From inside it these may be called (and their
+ * deskaudio_capture_* twins on its own capture): set_audio_callback(),
  * deskaudio_set_bitrate/complexity/fec/gate/bitrate_range(), deskaudio_report_packet_loss(),
  * deskaudio_get_stats(), deskaudio_backend(), deskaudio_set_backend(), the event and log
  * callback setters, the receiving-side functions and the version and error functions.
- * enable_audio() and deskaudio_set_app_device()/deskaudio_set_mic_device() return
- * DESKAUDIO_ERROR_WRONG_THREAD there instead of deadlocking; deskaudio_list_devices() works
- * but blocks the callback while it asks the server. Event and log callbacks run on another
+ * enable_audio(false, false) works there too: it returns DESKAUDIO_OK, the call in progress
+ * is the callback's last, and capture stops just after it returns (a host that stops when
+ * its send fails needs nothing more). Starting or switching sources there (enable_audio()
+ * with a source on, deskaudio_set_app_device()/deskaudio_set_mic_device()) returns
+ * DESKAUDIO_ERROR_WRONG_THREAD instead of deadlocking; deskaudio_list_devices() works but
+ * blocks the callback while it asks the server. Event and log callbacks run on another
  * library thread, where every function may be called, enable_audio() included. A slow
  * frame callback never stalls capture or encoding: encoded frames wait for it in a queue
  * of DESKAUDIO_QUEUE_FRAMES (0.5 s); when it is full the oldest frame is dropped, counted
@@ -46,7 +57,7 @@ extern "C" {
 #define DESKAUDIO_VERSION_MAJOR 0
 
 /** Minor version of this header: features added, compatibly. */
-#define DESKAUDIO_VERSION_MINOR 1
+#define DESKAUDIO_VERSION_MINOR 2
 
 /** Patch version of this header: fixes only. */
 #define DESKAUDIO_VERSION_PATCH 0
@@ -286,6 +297,17 @@ typedef struct deskaudio_stats {
 } deskaudio_stats;
 
 /**
+ * A capture: the sources it records, its encoder settings, its frame, event and log
+ * callbacks and its stats, independent of every other capture in the process (two viewers
+ * at different bitrates, or one sent an app and one everything), each with its own frame
+ * sequence. Create with deskaudio_capture_create(), free with deskaudio_capture_destroy().
+ * The functions without a capture argument (enable_audio(), set_audio_callback(),
+ * deskaudio_set_bitrate(), …) act on a default capture the library holds, exactly as they
+ * always have; it is never destroyed.
+ */
+typedef struct deskaudio_capture deskaudio_capture;
+
+/**
  * Called with each AudioFrame (docs/wire-format.md): `frame` points to `len` bytes that
  * are valid only during the call. Runs on the library's own delivery thread, one call at a
  * time, frames in order.
@@ -320,84 +342,136 @@ typedef void (*deskaudio_log_callback)(int32_t level, const char *message, void 
 typedef struct deskaudio_decoder deskaudio_decoder;
 
 /**
- * Starts, changes or stops capture so that exactly the requested sources are captured:
- * `app` is what the machine plays (the default sink's monitor), `mic` the default source.
- * With both, they are mixed into one stream. enable_audio(false, false) stops. Idempotent;
- * a source already running keeps running through a change. Returns DESKAUDIO_OK or a
- * negative deskaudio_status; on failure nothing this call started is left running. Blocks
- * until the audio server accepted the streams (at most 3 s each). Must not be called from
- * inside the audio callback (DESKAUDIO_ERROR_WRONG_THREAD).
+ * Creates a stopped capture with default settings and no callbacks; NULL on failure
+ * (deskaudio_last_error() says why). Free it with deskaudio_capture_destroy().
  */
+deskaudio_capture *deskaudio_capture_create(void);
+
+/**
+ * Stops the capture and frees it; NULL is ignored. Once it returns, none of the capture's
+ * callbacks is called again, and the handle must not be used. Called from inside the
+ * capture's own frame callback, that call is the callback's last and the capture is freed
+ * just after it returns.
+ */
+void deskaudio_capture_destroy(deskaudio_capture *capture);
+
+/**
+ * Starts, changes or stops `capture` so that exactly the requested sources are captured:
+ * `app` is what the machine plays (the default sink's monitor), `mic` the default source.
+ * With both, they are mixed into one stream. (false, false) stops. Idempotent; a source
+ * already running keeps running through a change. Returns DESKAUDIO_OK or a negative
+ * deskaudio_status; on failure nothing this call started is left running. Blocks until
+ * the audio server accepted the streams (at most 3 s each). From inside the capture's frame
+ * callback only a stop is allowed: it returns DESKAUDIO_OK, that call is the callback's
+ * last, and capture stops as soon as it returns; anything else there returns
+ * DESKAUDIO_ERROR_WRONG_THREAD.
+ */
+int32_t deskaudio_capture_enable(deskaudio_capture *capture, bool mic, bool app);
+
+/** deskaudio_capture_enable() on the default capture. */
 int32_t enable_audio(bool mic, bool app);
 
 /**
- * Sets the function that receives every AudioFrame, with `user_data` passed back to it;
- * NULL unregisters. Once this returns, the previous callback is never called again.
- * Called from inside the callback, the change applies from the next frame.
+ * Sets the function that receives every AudioFrame of `capture`, with `user_data` passed
+ * back to it; NULL unregisters. Once this returns, the previous callback is never called
+ * again. Called from inside the callback, the change applies from the next frame.
+ * DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
  */
+int32_t deskaudio_capture_set_frame_callback(deskaudio_capture *capture, deskaudio_frame_callback callback, void *user_data);
+
+/** deskaudio_capture_set_frame_callback() on the default capture. */
 void set_audio_callback(deskaudio_frame_callback callback, void *user_data);
 
 /**
- * Samples (at 48 kHz) a decoder discards at the start of the stream: the encoder's
- * look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on error.
+ * Samples (at 48 kHz) a decoder discards at the start of `capture`'s stream: the
+ * encoder's look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on
+ * error.
  */
+int32_t deskaudio_capture_pre_skip(deskaudio_capture *capture);
+
+/** deskaudio_capture_pre_skip() of the default capture. */
 int32_t deskaudio_encoder_pre_skip(void);
 
 /**
- * Chooses the audio server API for the next enable_audio() that starts capture:
- * "pipewire", "pulse" (PulseAudio, or pipewire-pulse) or "auto" (PipeWire when its daemon
- * answers, else PulseAudio; the default). Overrides the DESKAUDIO_BACKEND environment
- * variable. A source already capturing keeps its backend until capture stops.
+ * Chooses the audio server API for `capture`'s next start: "pipewire", "pulse"
+ * (PulseAudio, or pipewire-pulse) or "auto" (PipeWire when its daemon answers, else
+ * PulseAudio; the default). Overrides the DESKAUDIO_BACKEND environment variable. A source
+ * already capturing keeps its backend until capture stops.
  */
+int32_t deskaudio_capture_set_backend(deskaudio_capture *capture, const char *name);
+
+/** deskaudio_capture_set_backend() on the default capture. */
 int32_t deskaudio_set_backend(const char *name);
 
 /**
- * The backend capture uses now: "pipewire" or "pulse", or "" while capture is stopped.
- * Static storage, never freed.
+ * The backend `capture` uses now: "pipewire" or "pulse", or "" while it is stopped (and
+ * for a NULL capture). Static storage, never freed.
  */
+const char *deskaudio_capture_backend(deskaudio_capture *capture);
+
+/** deskaudio_capture_backend() of the default capture. */
 const char *deskaudio_backend(void);
 
 /**
- * Sets the Opus target bitrate in bits per second (6000–510000; default 128000).
+ * Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default 128000).
  * Applies from the next frame, also while capturing; loss reports step on from it.
  */
+int32_t deskaudio_capture_set_bitrate(deskaudio_capture *capture, int32_t bits_per_second);
+
+/** deskaudio_capture_set_bitrate() on the default capture. */
 int32_t deskaudio_set_bitrate(int32_t bits_per_second);
 
 /**
- * Sets the Opus encoder complexity, 0 (fastest) to 10 (best, the default).
+ * Sets `capture`'s Opus encoder complexity, 0 (fastest) to 10 (best, the default).
  * Applies from the next frame, also while capturing.
  */
+int32_t deskaudio_capture_set_complexity(deskaudio_capture *capture, int32_t complexity);
+
+/** deskaudio_capture_set_complexity() on the default capture. */
 int32_t deskaudio_set_complexity(int32_t complexity);
 
 /**
- * Turns Opus in-band FEC on or off and sets the packet loss, in percent (0–100), the
- * encoder plans for (default: off, 0). FEC data rides in SILK and hybrid packets only; in
- * the default restricted-low-delay mode (CELT only) it is accepted and has no effect.
- * Applies from the next frame. deskaudio_report_packet_loss() sets both from then on.
+ * Turns `capture`'s Opus in-band FEC on or off and sets the packet loss, in percent
+ * (0–100), the encoder plans for (default: off, 0). FEC data rides in SILK and hybrid
+ * packets only; in the default restricted-low-delay mode (CELT only) it is accepted and has
+ * no effect. Applies from the next frame. deskaudio_capture_report_packet_loss() sets both
+ * from then on.
  */
+int32_t deskaudio_capture_set_fec(deskaudio_capture *capture, bool enabled, int32_t expected_loss_percent);
+
+/** deskaudio_capture_set_fec() on the default capture. */
 int32_t deskaudio_set_fec(bool enabled, int32_t expected_loss_percent);
 
 /**
- * Turns the zero gate on (the default: after 800 all-zero frames, nothing is sent until
- * sound returns) or off (every frame is sent). Applies from the next frame.
+ * Turns `capture`'s zero gate on (the default: after 800 all-zero frames, nothing is sent
+ * until sound returns) or off (every frame is sent). Applies from the next frame.
  */
+int32_t deskaudio_capture_set_gate(deskaudio_capture *capture, bool enabled);
+
+/** deskaudio_capture_set_gate() on the default capture. */
 int32_t deskaudio_set_gate(bool enabled);
 
 /**
- * Sets the range, in bits per second, that deskaudio_report_packet_loss() steps the
- * bitrate within (default 6000–510000; both within that, minimum ≤ maximum). The bitrate
- * is pulled into the range at once.
+ * Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps
+ * `capture`'s bitrate within (default 6000–510000; both within that, minimum ≤ maximum).
+ * The bitrate is pulled into the range at once.
  */
+int32_t deskaudio_capture_set_bitrate_range(deskaudio_capture *capture, int32_t minimum, int32_t maximum);
+
+/** deskaudio_capture_set_bitrate_range() on the default capture. */
 int32_t deskaudio_set_bitrate_range(int32_t minimum, int32_t maximum);
 
 /**
- * Reports the fraction of packets (0–1) the host saw lost over its last reporting
- * interval. The bitrate steps within the range: loss ≥ 10 % → down 50 %; ≥ 5 % → down
- * 15 %; < 1 % → up 15 %; otherwise unchanged. The expected loss is set to the report, and
- * in-band FEC is on while loss is above 1 %. Returns the bitrate now in force (bit/s,
- * positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT for a value that is not a fraction
+ * Reports the fraction of `capture`'s packets (0–1) the host saw lost over its last
+ * reporting interval. The bitrate steps within the range: loss ≥ 10 % → down 50 %; ≥ 5 %
+ * → down 15 %; < 1 % → up 15 %; otherwise unchanged. The expected loss is set to the
+ * report, and in-band FEC is on while loss is above 1 %. Returns the bitrate now in force
+ * (bit/s, positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT for a value that is not a fraction
  * (NaN included). Applies from the next frame.
  */
+int32_t deskaudio_capture_report_packet_loss(deskaudio_capture *capture, float loss_fraction);
+
+/** deskaudio_capture_report_packet_loss() on the default capture. */
 int32_t deskaudio_report_packet_loss(float loss_fraction);
 
 /**
@@ -410,52 +484,72 @@ int32_t deskaudio_report_packet_loss(float loss_fraction);
 int32_t deskaudio_list_devices(deskaudio_device_callback callback, void *user_data);
 
 /**
- * Captures app audio from the monitor of the sink `name` (a name deskaudio_list_devices()
- * gives) instead of the default sink; NULL or "" goes back to the default sink, which is
- * followed when it changes (a named sink is not). The name is checked against the server
- * now: an unknown one, or a source's, gives DESKAUDIO_ERROR_NO_DEVICE. While app audio is
- * captured, capture moves to the sink at once; if that fails, app capture stops and the
- * error says why. Not callable from inside the audio callback.
+ * Makes `capture` record app audio from the monitor of the sink `name` (a name
+ * deskaudio_list_devices() gives) instead of the default sink; NULL or "" goes back to the
+ * default sink, which is followed when it changes (a named sink is not). The name is
+ * checked against the server now: an unknown one, or a source's, gives
+ * DESKAUDIO_ERROR_NO_DEVICE. While app audio is captured, capture moves to the sink at
+ * once; if that fails, app capture stops and the error says why. Not callable from inside
+ * the capture's frame callback.
  */
+int32_t deskaudio_capture_set_app_device(deskaudio_capture *capture, const char *name);
+
+/** deskaudio_capture_set_app_device() on the default capture. */
 int32_t deskaudio_set_app_device(const char *name);
 
 /**
- * Captures the microphone from the source `name` (a name deskaudio_list_devices() gives)
- * instead of the default source; NULL or "" goes back to the default source, followed
- * when it changes. Checked against the server now: an unknown name, a sink's or a
- * monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is captured, capture
- * moves to the source at once. Not callable from inside the audio callback.
+ * Makes `capture` record the microphone from the source `name` (a name
+ * deskaudio_list_devices() gives) instead of the default source; NULL or "" goes back to
+ * the default source, followed when it changes. Checked against the server now: an unknown
+ * name, a sink's or a monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is
+ * captured, capture moves to the source at once. Not callable from inside the capture's
+ * frame callback.
  */
+int32_t deskaudio_capture_set_mic_device(deskaudio_capture *capture, const char *name);
+
+/** deskaudio_capture_set_mic_device() on the default capture. */
 int32_t deskaudio_set_mic_device(const char *name);
 
 /**
- * Sets the function that receives state events, with `user_data` passed back; NULL
- * unregisters. Once this returns, the previous callback is never called again (from
+ * Sets the function that receives `capture`'s state events, with `user_data` passed back;
+ * NULL unregisters. Once this returns, the previous callback is never called again (from
  * inside a callback, the change applies from the next event). Events wait in a queue of
- * 256; beyond that they are dropped.
+ * 256; beyond that they are dropped. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a
+ * NULL capture.
  */
+int32_t deskaudio_capture_set_event_callback(deskaudio_capture *capture, deskaudio_event_callback callback, void *user_data);
+
+/** deskaudio_capture_set_event_callback() on the default capture. */
 void deskaudio_set_event_callback(deskaudio_event_callback callback, void *user_data);
 
 /**
- * Sets the function that receives log messages up to `max_level` (a deskaudio_log_level;
- * DESKAUDIO_LOG_INFO is a good default), with `user_data` passed back; NULL unregisters.
- * Without one the library logs nothing, and it never writes to stdout or stderr itself.
- * Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown level.
+ * Sets the function that receives `capture`'s log messages up to `max_level` (a
+ * deskaudio_log_level; DESKAUDIO_LOG_INFO is a good default), with `user_data` passed back;
+ * NULL unregisters. Without one the library logs nothing, and it never writes to stdout or
+ * stderr itself. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown
+ * level or a NULL capture.
  */
+int32_t deskaudio_capture_set_log_callback(deskaudio_capture *capture, deskaudio_log_callback callback, int32_t max_level, void *user_data);
+
+/** deskaudio_capture_set_log_callback() on the default capture. */
 int32_t deskaudio_set_log_callback(deskaudio_log_callback callback, int32_t max_level, void *user_data);
 
 /**
- * Sends PCM the host got elsewhere (another capture API, a file, a speech engine):
- * `bytes` bytes of interleaved `format` samples, `channels` (1 or 2) at `sample_rate`
- * (8000 to 96000 Hz). It is resampled to 48 kHz stereo (speexdsp) and goes through the
- * same framing, gate and encoder as captured audio, mixed with it (frames carry
+ * Sends PCM the host got elsewhere (another capture API, a file, a speech engine) into
+ * `capture`: `bytes` bytes of interleaved `format` samples, `channels` (1 or 2) at
+ * `sample_rate` (8000 to 96000 Hz). It is resampled to 48 kHz stereo (speexdsp) and goes
+ * through the same framing, gate and encoder as captured audio, mixed with it (frames carry
  * DESKAUDIO_FRAME_HOST); while nothing is captured it is framed alone, as fast as it comes.
  * Returns the frames (samples per channel) taken: all, or fewer when 1 s of audio already
  * waits, in which case push the rest later. Errors take nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
- * for NULL with bytes > 0, a byte count that is not whole frames, over 960000 frames, a bad
- * format or channel count, or a non-finite float; DESKAUDIO_ERROR_NOT_SUPPORTED for a rate
- * outside 8000–96000. enable_audio(false, false) drops what still waits.
+ * for a NULL capture, NULL data with bytes > 0, a byte count that is not whole frames, over
+ * 960000 frames, a bad format or channel count, or a non-finite float;
+ * DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Stopping the capture
+ * ((false, false)) drops what still waits.
  */
+int32_t deskaudio_capture_push_pcm(deskaudio_capture *capture, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate);
+
+/** deskaudio_capture_push_pcm() into the default capture. */
 int32_t deskaudio_push_pcm(const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate);
 
 /** The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
@@ -518,10 +612,13 @@ int32_t deskaudio_decoder_decode(deskaudio_decoder *decoder, const uint8_t *fram
 int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats);
 
 /**
- * Fills `*stats` with the counts, levels and latencies so far. Takes no lock the worker
- * holds: may be called from any thread, the frame callback included, as often as wanted.
- * Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
+ * Fills `*stats` with `capture`'s counts, levels and latencies so far. Takes no lock the
+ * worker holds: may be called from any thread, the frame callback included, as often as
+ * wanted. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
  */
+int32_t deskaudio_capture_get_stats(deskaudio_capture *capture, deskaudio_stats *stats);
+
+/** deskaudio_capture_get_stats() of the default capture. */
 int32_t deskaudio_get_stats(deskaudio_stats *stats);
 
 #ifdef __cplusplus

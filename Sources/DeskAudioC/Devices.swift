@@ -29,7 +29,7 @@ public func deskaudio_list_devices(
 ) -> Int32 {
     guard let callback else { return invalidArgument("device callback is NULL") }
     return valueOrStatus { () throws(DeskAudioError) in
-        let devices = try service.devices()
+        let devices = try defaultCapture.devices()
         for device in devices {
             callback(device.kind.rawValue, device.name, device.description, device.isDefault, user_data)
         }
@@ -37,25 +37,43 @@ public func deskaudio_list_devices(
     }
 }
 
-/// Captures app audio from the monitor of the sink `name` (a name deskaudio_list_devices()
-/// gives) instead of the default sink; NULL or "" goes back to the default sink, which is
-/// followed when it changes (a named sink is not). The name is checked against the server
-/// now: an unknown one, or a source's, gives DESKAUDIO_ERROR_NO_DEVICE. While app audio is
-/// captured, capture moves to the sink at once; if that fails, app capture stops and the
-/// error says why. Not callable from inside the audio callback.
-@_cdecl("deskaudio_set_app_device")
-public func deskaudio_set_app_device(_ name: UnsafePointer<CChar>?) -> Int32 {
-    status { () throws(DeskAudioError) in try service.setDevice(deviceName(name), forMic: false) }
+/// Makes `capture` record app audio from the monitor of the sink `name` (a name
+/// deskaudio_list_devices() gives) instead of the default sink; NULL or "" goes back to the
+/// default sink, which is followed when it changes (a named sink is not). The name is
+/// checked against the server now: an unknown one, or a source's, gives
+/// DESKAUDIO_ERROR_NO_DEVICE. While app audio is captured, capture moves to the sink at
+/// once; if that fails, app capture stops and the error says why. Not callable from inside
+/// the capture's frame callback.
+@_cdecl("deskaudio_capture_set_app_device")
+public func deskaudio_capture_set_app_device(_ capture: deskaudio_capture?, _ name: UnsafePointer<CChar>?) -> Int32 {
+    withCapture(capture) { service in
+        status { () throws(DeskAudioError) in try service.setDevice(deviceName(name), forMic: false) }
+    }
 }
 
-/// Captures the microphone from the source `name` (a name deskaudio_list_devices() gives)
-/// instead of the default source; NULL or "" goes back to the default source, followed
-/// when it changes. Checked against the server now: an unknown name, a sink's or a
-/// monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is captured, capture
-/// moves to the source at once. Not callable from inside the audio callback.
+/// deskaudio_capture_set_app_device() on the default capture.
+@_cdecl("deskaudio_set_app_device")
+public func deskaudio_set_app_device(_ name: UnsafePointer<CChar>?) -> Int32 {
+    deskaudio_capture_set_app_device(defaultHandle, name)
+}
+
+/// Makes `capture` record the microphone from the source `name` (a name
+/// deskaudio_list_devices() gives) instead of the default source; NULL or "" goes back to
+/// the default source, followed when it changes. Checked against the server now: an unknown
+/// name, a sink's or a monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is
+/// captured, capture moves to the source at once. Not callable from inside the capture's
+/// frame callback.
+@_cdecl("deskaudio_capture_set_mic_device")
+public func deskaudio_capture_set_mic_device(_ capture: deskaudio_capture?, _ name: UnsafePointer<CChar>?) -> Int32 {
+    withCapture(capture) { service in
+        status { () throws(DeskAudioError) in try service.setDevice(deviceName(name), forMic: true) }
+    }
+}
+
+/// deskaudio_capture_set_mic_device() on the default capture.
 @_cdecl("deskaudio_set_mic_device")
 public func deskaudio_set_mic_device(_ name: UnsafePointer<CChar>?) -> Int32 {
-    status { () throws(DeskAudioError) in try service.setDevice(deviceName(name), forMic: true) }
+    deskaudio_capture_set_mic_device(defaultHandle, name)
 }
 
 /// NULL and "" mean the default device.

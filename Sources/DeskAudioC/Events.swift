@@ -41,39 +41,66 @@ public typealias deskaudio_log_callback =
         _ level: Int32, _ message: UnsafePointer<CChar>?, _ user_data: UnsafeMutableRawPointer?
     ) -> Void
 
-/// Sets the function that receives state events, with `user_data` passed back; NULL
-/// unregisters. Once this returns, the previous callback is never called again (from
+/// Sets the function that receives `capture`'s state events, with `user_data` passed back;
+/// NULL unregisters. Once this returns, the previous callback is never called again (from
 /// inside a callback, the change applies from the next event). Events wait in a queue of
-/// 256; beyond that they are dropped.
+/// 256; beyond that they are dropped. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a
+/// NULL capture.
+@_cdecl("deskaudio_capture_set_event_callback")
+public func deskaudio_capture_set_event_callback(
+    _ capture: deskaudio_capture?, _ callback: deskaudio_event_callback?, _ user_data: UnsafeMutableRawPointer?
+) -> Int32 {
+    withCapture(capture) { service in
+        guard let callback else {
+            service.notices.setEventHandler(nil)
+            return deskaudio_status.DESKAUDIO_OK.rawValue
+        }
+        let userData = HostPointer(user_data)
+        service.notices.setEventHandler { event, detail in
+            detail.withCString { callback(event.rawValue, $0, userData.pointer) }
+        }
+        return deskaudio_status.DESKAUDIO_OK.rawValue
+    }
+}
+
+/// deskaudio_capture_set_event_callback() on the default capture.
 @_cdecl("deskaudio_set_event_callback")
 public func deskaudio_set_event_callback(
     _ callback: deskaudio_event_callback?, _ user_data: UnsafeMutableRawPointer?
 ) {
-    guard let callback else { return service.notices.setEventHandler(nil) }
-    let userData = HostPointer(user_data)
-    service.notices.setEventHandler { event, detail in
-        detail.withCString { callback(event.rawValue, $0, userData.pointer) }
+    _ = deskaudio_capture_set_event_callback(defaultHandle, callback, user_data)
+}
+
+/// Sets the function that receives `capture`'s log messages up to `max_level` (a
+/// deskaudio_log_level; DESKAUDIO_LOG_INFO is a good default), with `user_data` passed back;
+/// NULL unregisters. Without one the library logs nothing, and it never writes to stdout or
+/// stderr itself. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown
+/// level or a NULL capture.
+@_cdecl("deskaudio_capture_set_log_callback")
+public func deskaudio_capture_set_log_callback(
+    _ capture: deskaudio_capture?, _ callback: deskaudio_log_callback?, _ max_level: Int32,
+    _ user_data: UnsafeMutableRawPointer?
+) -> Int32 {
+    withCapture(capture) { service in
+        guard let callback else {
+            service.notices.setLogHandler(nil, level: .error)
+            return deskaudio_status.DESKAUDIO_OK.rawValue
+        }
+        guard let level = LogLevel(rawValue: max_level) else {
+            return invalidArgument("log level \(max_level) is not a deskaudio_log_level (1...4)")
+        }
+        let userData = HostPointer(user_data)
+        service.notices.setLogHandler(
+            { level, message in message.withCString { callback(level.rawValue, $0, userData.pointer) } },
+            level: level)
+        return deskaudio_status.DESKAUDIO_OK.rawValue
     }
 }
 
-/// Sets the function that receives log messages up to `max_level` (a deskaudio_log_level;
-/// DESKAUDIO_LOG_INFO is a good default), with `user_data` passed back; NULL unregisters.
-/// Without one the library logs nothing, and it never writes to stdout or stderr itself.
-/// Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown level.
+/// deskaudio_capture_set_log_callback() on the default capture.
 @_cdecl("deskaudio_set_log_callback")
 public func deskaudio_set_log_callback(
     _ callback: deskaudio_log_callback?, _ max_level: Int32, _ user_data: UnsafeMutableRawPointer?
 ) -> Int32 {
-    guard let callback else {
-        service.notices.setLogHandler(nil, level: .error)
-        return deskaudio_status.DESKAUDIO_OK.rawValue
-    }
-    guard let level = LogLevel(rawValue: max_level) else {
-        return invalidArgument("log level \(max_level) is not a deskaudio_log_level (1...4)")
-    }
-    let userData = HostPointer(user_data)
-    service.notices.setLogHandler(
-        { level, message in message.withCString { callback(level.rawValue, $0, userData.pointer) } },
-        level: level)
-    return deskaudio_status.DESKAUDIO_OK.rawValue
+    deskaudio_capture_set_log_callback(defaultHandle, callback, max_level, user_data)
 }

@@ -9,29 +9,40 @@ public enum deskaudio_pcm_format: Int32, CaseIterable {
     case DESKAUDIO_PCM_F32 = 2
 }
 
-/// Sends PCM the host got elsewhere (another capture API, a file, a speech engine):
-/// `bytes` bytes of interleaved `format` samples, `channels` (1 or 2) at `sample_rate`
-/// (8000 to 96000 Hz). It is resampled to 48 kHz stereo (speexdsp) and goes through the
-/// same framing, gate and encoder as captured audio, mixed with it (frames carry
+/// Sends PCM the host got elsewhere (another capture API, a file, a speech engine) into
+/// `capture`: `bytes` bytes of interleaved `format` samples, `channels` (1 or 2) at
+/// `sample_rate` (8000 to 96000 Hz). It is resampled to 48 kHz stereo (speexdsp) and goes
+/// through the same framing, gate and encoder as captured audio, mixed with it (frames carry
 /// DESKAUDIO_FRAME_HOST); while nothing is captured it is framed alone, as fast as it comes.
 /// Returns the frames (samples per channel) taken: all, or fewer when 1 s of audio already
 /// waits, in which case push the rest later. Errors take nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
-/// for NULL with bytes > 0, a byte count that is not whole frames, over 960000 frames, a bad
-/// format or channel count, or a non-finite float; DESKAUDIO_ERROR_NOT_SUPPORTED for a rate
-/// outside 8000–96000. enable_audio(false, false) drops what still waits.
+/// for a NULL capture, NULL data with bytes > 0, a byte count that is not whole frames, over
+/// 960000 frames, a bad format or channel count, or a non-finite float;
+/// DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Stopping the capture
+/// ((false, false)) drops what still waits.
+@_cdecl("deskaudio_capture_push_pcm")
+public func deskaudio_capture_push_pcm(
+    _ capture: deskaudio_capture?, _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32, _ channels: Int32,
+    _ sample_rate: Int32
+) -> Int32 {
+    withCapture(capture) { service in
+        guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
+        guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
+            return invalidArgument("format \(format) is not a deskaudio_pcm_format")
+        }
+        return valueOrStatus { () throws(DeskAudioError) in
+            Int32(
+                try service.pushPCM(
+                    UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
+                    rate: sample_rate))
+        }
+    }
+}
+
+/// deskaudio_capture_push_pcm() into the default capture.
 @_cdecl("deskaudio_push_pcm")
 public func deskaudio_push_pcm(
     _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32, _ channels: Int32, _ sample_rate: Int32
 ) -> Int32 {
-    guard bytes >= 0 else { return invalidArgument("byte count \(bytes) is negative") }
-    guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
-    guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
-        return invalidArgument("format \(format) is not a deskaudio_pcm_format")
-    }
-    return valueOrStatus { () throws(DeskAudioError) in
-        Int32(
-            try service.pushPCM(
-                UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
-                rate: sample_rate))
-    }
+    deskaudio_capture_push_pcm(defaultHandle, data, bytes, format, channels, sample_rate)
 }

@@ -4,19 +4,30 @@
 //! enable_audio(false, false). Each frame reaches on_frame as AudioFrame bytes
 //! (docs/wire-format.md): a 36-byte little-endian header, then one Opus packet.
 //!
+//! Captures: those calls drive a default capture the library holds. A host that needs
+//! several independent ones (two viewers at different bitrates, say) creates each with
+//! deskaudio_capture_create() and drives it with the deskaudio_capture_* calls, which take it
+//! as their first argument and behave exactly as their default-capture twins; each capture
+//! has its own sources, settings, callbacks, stats and frame sequence.
+//! deskaudio_capture_destroy() stops and frees one; the handle must not be used after it.
+//!
 //! Errors: functions that can fail return int32_t, DESKAUDIO_OK (0) or a negative
 //! deskaudio_status; deskaudio_strerror() names a code and deskaudio_last_error() tells
 //! what went wrong on the calling thread. No call crashes on bad input.
 //!
-//! Threads: every function may be called from any thread, at any time, concurrently.
-//! The frame callback runs on the library's own delivery thread, never on an audio
-//! server's thread. From inside it these may be called: set_audio_callback(),
+//! Threads: every function may be called from any thread, at any time, concurrently
+//! (for one capture as for several). The frame callback runs on the library's own delivery
+//! thread, never on an audio server's thread. From inside it these may be called (and their
+//! deskaudio_capture_* twins on its own capture): set_audio_callback(),
 //! deskaudio_set_bitrate/complexity/fec/gate/bitrate_range(), deskaudio_report_packet_loss(),
 //! deskaudio_get_stats(), deskaudio_backend(), deskaudio_set_backend(), the event and log
 //! callback setters, the receiving-side functions and the version and error functions.
-//! enable_audio() and deskaudio_set_app_device()/deskaudio_set_mic_device() return
-//! DESKAUDIO_ERROR_WRONG_THREAD there instead of deadlocking; deskaudio_list_devices() works
-//! but blocks the callback while it asks the server. Event and log callbacks run on another
+//! enable_audio(false, false) works there too: it returns DESKAUDIO_OK, the call in progress
+//! is the callback's last, and capture stops just after it returns (a host that stops when
+//! its send fails needs nothing more). Starting or switching sources there (enable_audio()
+//! with a source on, deskaudio_set_app_device()/deskaudio_set_mic_device()) returns
+//! DESKAUDIO_ERROR_WRONG_THREAD instead of deadlocking; deskaudio_list_devices() works but
+//! blocks the callback while it asks the server. Event and log callbacks run on another
 //! library thread, where every function may be called, enable_audio() included. A slow
 //! frame callback never stalls capture or encoding: encoded frames wait for it in a queue
 //! of DESKAUDIO_QUEUE_FRAMES (0.5 s); when it is full the oldest frame is dropped, counted
@@ -32,7 +43,7 @@ import Glibc
 /// Major version of this header: a change means the API changed incompatibly.
 public let DESKAUDIO_VERSION_MAJOR: Int32 = 0
 /// Minor version of this header: features added, compatibly.
-public let DESKAUDIO_VERSION_MINOR: Int32 = 1
+public let DESKAUDIO_VERSION_MINOR: Int32 = 2
 /// Patch version of this header: fixes only.
 public let DESKAUDIO_VERSION_PATCH: Int32 = 0
 /// Encoded frames (10 ms each) that wait for a slow frame callback before the oldest is

@@ -127,4 +127,43 @@ import Testing
         _ = Self.pull(mixer, app: app, mic: mic)
         #expect(mixer.lateDroppedSamples == 1920, "at most 40 ms of a backlog is dropped")
     }
+
+    /// `pull` over any list of rings, as the worker mixes a capture's sources.
+    static func pull(_ mixer: SourceMixer, _ sources: [(SampleRing, AudioFrameHeader.Flags)]) -> (
+        [Float], AudioFrameHeader.Flags
+    ) {
+        let inputs = MixerInputs()
+        for (slot, source) in sources.enumerated() { inputs.append(source.0, flags: source.1, slot: slot) }
+        var output = [Float](repeating: .nan, count: 8192)
+        let (count, flags) = output.withUnsafeMutableBufferPointer { mixer.pull(inputs, into: $0) }
+        return (Array(output[0..<count]), flags)
+    }
+
+    @Test func anyNumberOfSourcesAreSummedWhereAllHaveAudio() {
+        let rings = [0.1, 0.2, -0.05, 0.3].map { Self.ring([Float](repeating: Float($0), count: 800)) }
+        let (mixed, flags) = Self.pull(SourceMixer(), rings.enumerated().map { ($1, $0 == 3 ? .mic : .app) })
+        #expect(mixed.count == 800 && mixed.allSatisfy { abs($0 - 0.55) < 1e-6 })
+        #expect(flags == [.app, .mic])
+        #expect(rings.allSatisfy { $0.availableFloats == 0 })
+    }
+
+    /// Three sources, one lagging: the same 40 ms bound as for two; the others go on together
+    /// (never one alone while another still has audio), and the lagging one's backlog beyond
+    /// what the others hold is dropped when it arrives.
+    @Test func withThreeSourcesALaggingOneIsWaitedFor40msAtMost() {
+        let mixer = SourceMixer()
+        let first = Self.ring([Float](repeating: 0.1, count: 2 * 2020))
+        let second = Self.ring([Float](repeating: 0.2, count: 2 * 2000))
+        let lagging = Self.ring([])
+        let sources: [(SampleRing, AudioFrameHeader.Flags)] = [(first, .app), (second, .app), (lagging, .mic)]
+        let (mixed, flags) = Self.pull(mixer, sources)
+        #expect(mixed.count == 2 * 100 && flags == [.app], "100 samples beyond 1920 go out without the lagging one")
+        #expect(mixed.allSatisfy { abs($0 - 0.3) < 1e-6 }, "the two that have audio are mixed")
+        #expect(mixer.silenceFilledSamples == 100)
+        _ = [Float](repeating: 0.4, count: 2 * 2000).withUnsafeBufferPointer { lagging.write($0) }
+        let (caughtUp, together) = Self.pull(mixer, sources)
+        #expect(together == [.app, .mic])
+        #expect(mixer.lateDroppedSamples == 80, "the backlog beyond the others' 1920, up to the 100 owed")
+        #expect(caughtUp.allSatisfy { abs($0 - 0.7) < 1e-6 })
+    }
 }

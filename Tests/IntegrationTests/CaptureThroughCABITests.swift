@@ -158,7 +158,7 @@ extension RealServerTests {
             set_audio_callback(nil, nil)
         }
 
-        @Test func callbackCanReplaceItselfButNotStopCaptureFromInside() throws {
+        @Test func callbackCanReplaceItselfButNotStartCaptureFromInside() throws {
             let successor = FrameCollector()
             let first = FrameCollector()
             first.handOverTo = successor
@@ -169,6 +169,28 @@ extension RealServerTests {
             #expect(first.count == 1)
             #expect(
                 first.statusFromInsideCallback == deskaudio_status.DESKAUDIO_ERROR_WRONG_THREAD.rawValue)
+            #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            set_audio_callback(nil, nil)
+        }
+
+        /// A host that stops when its send fails stops from inside the callback: that call
+        /// succeeds and is the callback's last; capture stops; a later start delivers again.
+        @Test func aStopFromInsideTheCallbackIsItsLastCall() throws {
+            let successor = FrameCollector()
+            let first = FrameCollector()
+            first.handOverTo = successor
+            first.stopsCaptureOnHandOver = true
+            set_audio_callback(FrameCollector.callback, first.userData)
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(waitUntil(seconds: 3) { first.count >= 1 })
+            #expect(waitUntil(seconds: 1) { String(cString: deskaudio_backend()!) == "" }, "capture stopped")
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(first.statusFromInsideCallback == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(first.count == 1, "the stopping call was the last one")
+            #expect(successor.count == 0, "no frame after the stop, to the callback set after it either")
+
+            #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(waitUntil(seconds: 3) { successor.count >= 10 }, "a new start delivers to the callback set last")
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
         }
@@ -185,7 +207,7 @@ extension RealServerTests {
                 String(cString: deskaudio_strerror(deskaudio_status.DESKAUDIO_ERROR_NO_SERVER.rawValue)!)
                     == "no audio server")
             #expect(String(cString: deskaudio_strerror(-999)!) == "unknown error")
-            #expect(String(cString: deskaudio_version()!) == "0.1.0")
+            #expect(String(cString: deskaudio_version()!) == "0.2.0")
             #expect(deskaudio_encoder_pre_skip() == 120)
         }
     }

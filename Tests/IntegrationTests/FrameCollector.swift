@@ -7,10 +7,13 @@ final class FrameCollector: @unchecked Sendable {
     private let lock = NSLock()
     private var frames: [[UInt8]] = []
     private var arrivals: [Date] = []
-    /// What enable_audio returned when called from inside the callback (if asked to).
+    /// What enable_audio returned when called from inside the callback on hand-over.
     private(set) var statusFromInsideCallback: Int32?
     /// When set, the first callback replaces itself with this collector's callback.
     var handOverTo: FrameCollector?
+    /// When true, the first callback also stops capture (enable_audio(false, false)) before
+    /// it hands over.
+    var stopsCaptureOnHandOver = false
     /// Seconds to block inside the callback after receiving the frame with this index
     /// (0-based), as a slow host would. Set before capture starts.
     var stalls: [Int: Double] = [:]
@@ -29,12 +32,14 @@ final class FrameCollector: @unchecked Sendable {
         frames.append(bytes)
         arrivals.append(Date())
         let successor = handOverTo
+        let stopsCapture = stopsCaptureOnHandOver
         handOverTo = nil
         let stall = stalls[frames.count - 1]
         lock.unlock()
         if let stall { Thread.sleep(forTimeInterval: stall) }
         if let successor {
-            let status = enable_audio(false, false)
+            // Stopping is allowed from inside; starting (a source that is not running) is not.
+            let status = stopsCapture ? enable_audio(false, false) : enable_audio(true, true)
             lock.lock()
             statusFromInsideCallback = status
             lock.unlock()
@@ -89,15 +94,4 @@ final class FrameCollector: @unchecked Sendable {
         }
         return samples
     }
-}
-
-/// Polls `condition` every 20 ms until it holds or `seconds` pass; returns whether it held.
-@discardableResult
-func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.02)
-    }
-    return condition()
 }

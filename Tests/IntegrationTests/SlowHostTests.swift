@@ -113,7 +113,8 @@ extension RealServerTests {
 }
 
 /// A callback that, on every frame, reads stats, sets itself again as the callback and
-/// (once) tries to stop capture: none of it may deadlock.
+/// (once) tries to change what is captured, which only a stop may do there: none of it may
+/// deadlock.
 private final class ReentrantProbe: @unchecked Sendable {
     private let lock = NSLock()
     private var enableTried = false
@@ -136,7 +137,7 @@ private final class ReentrantProbe: @unchecked Sendable {
         let tryEnable = !probe.enableTried
         probe.enableTried = true
         probe.lock.unlock()
-        let enableStatus = tryEnable ? enable_audio(false, false) : nil
+        let enableStatus = tryEnable ? enable_audio(true, true) : nil
         probe.lock.lock()
         probe.callsSoFar += 1
         probe.statsResults.append(statsStatus)

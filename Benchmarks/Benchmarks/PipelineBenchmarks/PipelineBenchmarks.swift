@@ -28,6 +28,10 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { mixedPipeline.captureAndSend() }
     }
 
+    Benchmark("pipeline: captured buffers to AudioFrame (4 sources mixed)") { benchmark in
+        for _ in benchmark.scaledIterations { fourSourcePipeline.captureAndSend() }
+    }
+
     Benchmark("raw opus_encode_float, same input and settings") { benchmark in
         for _ in benchmark.scaledIterations { rawEncoder.encodeNext() }
     }
@@ -64,48 +68,58 @@ let testSignal: [Float] = {
 /// Walks through `testSignal` in consecutive pieces, back to `restart` whenever the next
 /// piece would run past its end.
 struct SignalCursor {
+    private let signal: [Float]
     private let restart: Int
     private var offset: Int
 
-    init(from start: Int = 0) {
+    /// A cursor over `signal` (default: the test signal) from `start`.
+    init(from start: Int = 0, over signal: [Float] = testSignal) {
+        self.signal = signal
         restart = start
         offset = start
     }
 
     /// Hands `body` the next `floats` interleaved floats of the test signal.
     mutating func next<Result>(_ floats: Int, _ body: (UnsafeBufferPointer<Float>) -> Result) -> Result {
-        if offset + floats > testSignal.count { offset = restart }
+        if offset + floats > signal.count { offset = restart }
         defer { offset += floats }
-        return testSignal.withUnsafeBufferPointer { signal in
+        return signal.withUnsafeBufferPointer { signal in
             body(UnsafeBufferPointer(rebasing: signal[offset..<offset + floats]))
         }
     }
 }
 
-/// The capture side as the library runs it: a server thread's buffer metered and written
-/// into a ring, the worker pulling it through the mixer and the pipeline, the frame handed on.
+/// The capture side as the library runs it: each source's server thread meters its buffer
+/// and writes it into the source's ring, the worker lists the rings (MixerInputs, as the
+/// capture's slots do), pulls them through the mixer and the pipeline, the frame is handed on.
+/// Each of N sources carries the test signal at 1/N, so the mix the encoder gets is the test
+/// signal itself and the comparison with libopus alone measures the mixing, not a louder input.
 final class PipelineFixture {
-    private let app = SampleRing(minimumFloats: 48_000)
-    private let mic: SampleRing?
-    private let appLevel = LevelMeter()
-    private let micLevel = LevelMeter()
+    private let rings: [SampleRing]
+    private let levels: [LevelMeter]
+    private let inputs = MixerInputs()
     private let mixer = SourceMixer()
     private let pipeline = FramePipeline(encoder: try! OpusFrameEncoder())
     private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 8192)
-    private var signal = SignalCursor()
+    private var signal: SignalCursor
     private(set) var bytesSent = 0
 
-    init(withMic: Bool) {
-        mic = withMic ? SampleRing(minimumFloats: 48_000) : nil
+    /// `sources` sources, each delivering the test signal at 1/`sources`.
+    init(sources: Int) {
+        signal = SignalCursor(over: testSignal.map { $0 / Float(sources) })
+        rings = (0..<sources).map { _ in SampleRing(minimumFloats: 48_000) }
+        levels = (0..<sources).map { _ in LevelMeter() }
         // Half a frame first, so every later 10 ms buffer straddles two frames.
         write(floats: AudioFormat.frameFloats / 2)
         captureAndSend()
     }
 
-    /// One 10 ms buffer from the server, through to the host's callback.
+    /// One 10 ms buffer from each source's server, through to the host's callback.
     func captureAndSend() {
         write(floats: AudioFormat.frameFloats)
-        let (floats, sources) = mixer.pull(app: app, mic: mic, into: scratch)
+        inputs.removeAll()
+        for (slot, ring) in rings.enumerated() { inputs.append(ring, flags: slot == 1 ? .mic : .app, slot: slot) }
+        let (floats, sources) = mixer.pull(inputs, into: scratch)
         pipeline.process(
             UnsafeBufferPointer(rebasing: scratch[0..<floats]), sources: sources, endTimeNs: 0
         ) { frame in bytesSent &+= frame.count }
@@ -113,11 +127,9 @@ final class PipelineFixture {
 
     private func write(floats: Int) {
         signal.next(floats) { chunk in
-            appLevel.measure(chunk)
-            _ = app.write(chunk)
-            if let mic {
-                micLevel.measure(chunk)
-                _ = mic.write(chunk)
+            for (ring, level) in zip(rings, levels) {
+                level.measure(chunk)
+                _ = ring.write(chunk)
             }
         }
     }
@@ -186,8 +198,9 @@ final class MeterFixture {
     }
 }
 
-nonisolated(unsafe) let appPipeline = PipelineFixture(withMic: false)
-nonisolated(unsafe) let mixedPipeline = PipelineFixture(withMic: true)
+nonisolated(unsafe) let appPipeline = PipelineFixture(sources: 1)
+nonisolated(unsafe) let mixedPipeline = PipelineFixture(sources: 2)
+nonisolated(unsafe) let fourSourcePipeline = PipelineFixture(sources: 4)
 nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
 nonisolated(unsafe) let framerFixture = FramerFixture()
 nonisolated(unsafe) let gateFixture = GateFixture()

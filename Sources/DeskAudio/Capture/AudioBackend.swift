@@ -1,6 +1,6 @@
 import Glibc
 
-/// The audio server API a capture stream uses.
+/// The audio server API a capture uses, by name.
 public enum AudioBackend: String, Sendable, CaseIterable {
     /// PipeWire's native API (libpipewire-0.3).
     case pipewire
@@ -17,35 +17,5 @@ public enum AudioBackend: String, Sendable, CaseIterable {
             throw .invalidArgument("DESKAUDIO_BACKEND=\(value) is not auto, pipewire or pulse")
         }
         return backend
-    }
-}
-
-/// A running capture stream of either backend: it writes 48 kHz stereo floats into a
-/// ring and wakes the worker for every buffer.
-protocol CaptureStream: AnyObject {
-    /// Stops capture; once it returns, nothing more is written to the ring.
-    func stop()
-    /// True once the server dropped the stream or went away; the stream must be reopened.
-    var hasFailed: Bool { get }
-}
-
-extension AudioBackend {
-    /// Runs `body` on `backend`; for automatic choice (nil), on PipeWire, and on PulseAudio
-    /// when no PipeWire daemon answers. With neither, the error names both failures.
-    static func run<T>(
-        on backend: AudioBackend?, _ body: (AudioBackend) throws(DeskAudioError) -> T
-    ) throws(DeskAudioError) -> T {
-        if let backend { return try body(backend) }
-        do throws(DeskAudioError) {
-            return try body(.pipewire)
-        } catch {
-            guard case .noServer(let pipewireReason) = error else { throw error }
-            do throws(DeskAudioError) {
-                return try body(.pulse)
-            } catch {
-                guard case .noServer(let pulseReason) = error else { throw error }
-                throw .noServer("neither PipeWire nor PulseAudio answered (\(pipewireReason); \(pulseReason))")
-            }
-        }
     }
 }

@@ -26,23 +26,3 @@ public struct CaptureDevice: Sendable, Equatable {
         self.isDefault = isDefault
     }
 }
-
-extension CaptureDevice {
-    /// The devices of the server `backend` talks to, read once (at most `timeoutMs`).
-    static func list(on backend: AudioBackend, timeoutMs: Int = 3000) throws(DeskAudioError) -> [CaptureDevice] {
-        switch backend {
-        case .pipewire:
-            let connection = try PipeWireConnection(name: "deskaudio-devices", realTime: false)
-            connection.lock()
-            defer { connection.unlock() }
-            var deadline = connection.deadline(afterMilliseconds: timeoutMs)
-            return try PipeWireDevices.read(on: connection, deadline: &deadline).devices
-        case .pulse:
-            let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
-            let connection = try PulseConnection(deadline: deadline)
-            connection.lock()
-            defer { connection.unlock() }
-            return try PulseDevices.read(on: connection, deadline: deadline)
-        }
-    }
-}

@@ -4,8 +4,12 @@ import Synchronization
 /// source's level meter, the latency the server reports for the stream, and the notices
 /// about it. Written by the stream's (server) thread only; read from any thread.
 final class SourceFeed: @unchecked Sendable {
-    /// What the source is, for messages: "app audio" or "the microphone".
-    let name: String
+    /// What the source is, for messages: "app audio" or "the microphone". Set with
+    /// `restart` while no stream writes.
+    private(set) var name: String
+    /// The flags the worker puts on frames holding this source's audio.
+    var frameFlags: AudioFrameHeader.Flags { AudioFrameHeader.Flags(rawValue: flags.load(ordering: .acquiring)) }
+    private let flags = Atomic<UInt8>(0)
     /// Where events and log messages about the source go.
     let notices: NoticeBoard
     /// Captured interleaved stereo floats, waiting for the worker.
@@ -51,8 +55,11 @@ final class SourceFeed: @unchecked Sendable {
         return value < 0 ? nil : value
     }
 
-    /// While no stream writes: forgets queued audio, levels and latency (a new stream starts).
-    func restart() {
+    /// While no stream writes: forgets queued audio, levels and latency (a new stream
+    /// starts), and takes the name and frame flags of the source it now carries.
+    func restart(name: String, frameFlags: AudioFrameHeader.Flags) {
+        self.name = name
+        flags.store(frameFlags.rawValue, ordering: .releasing)
         ring.discardAll()
         level.reset()
         serverLatency.store(-1, ordering: .relaxed)

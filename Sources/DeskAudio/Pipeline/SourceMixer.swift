@@ -1,15 +1,16 @@
 import Glibc
 
-/// Mixes app audio and microphone audio, which arrive on different clocks, into one
-/// stream. Rule: the two are summed sample by sample; a sum beyond ±0.8 is bent smoothly
-/// towards ±1 (tanh), so two loud sources never clip hard and a single source below
-/// 0.8 passes bit-exact. Neither source is waited for longer than `maxWaitSamples`: when
-/// one has nothing while the other is that far ahead, the missing audio counts as silence.
-/// What the lagging source delivers afterwards is mixed with the other's next audio (a
-/// source that always runs, say, 50 ms late is heard 10 ms shifted, never lost); only a
-/// backlog beyond what the other source holds, as after a stall, is dropped and counted
-/// (at most `maxWaitSamples` of it), so the output keeps pace with real time.
-/// Buffers are allocated once; `pull` allocates nothing.
+/// Mixes sources that arrive on different clocks (app audio, microphones, …) into one
+/// stream. Rule: the sources are summed sample by sample; a sum beyond ±0.8 is bent smoothly
+/// towards ±1 (tanh), so loud sources never clip hard and a single source below 0.8 passes
+/// bit-exact. No source is waited for longer than `maxWaitSamples`: when one has nothing
+/// while another is that far ahead, the missing audio counts as silence. What the lagging
+/// source delivers afterwards is mixed with the others' next audio (a source that always
+/// runs, say, 50 ms late is heard 10 ms shifted, never lost); only a backlog beyond what the
+/// other sources hold, as after a stall, is dropped and counted (at most `maxWaitSamples` of
+/// it), so the output keeps pace with real time. Any number of sources up to
+/// `MixerInputs.capacity`, with the same bound. Buffers are allocated once; `pull`
+/// allocates nothing.
 public final class SourceMixer {
     /// 40 ms: the longest one source waits for the other.
     public static let defaultMaxWaitSamples = 1920
@@ -21,63 +22,83 @@ public final class SourceMixer {
     /// filled with silence.
     public private(set) var lateDroppedSamples: UInt64 = 0
     private let scratch: UnsafeMutableBufferPointer<Float>
-    // Floats of each source replaced by silence and not yet made up for: a backlog of
-    // that source, up to this much, is dropped when it arrives.
-    private var appDebt = 0
-    private var micDebt = 0
+    // Per input slot: floats replaced by silence and not yet made up for; a backlog of that
+    // source, up to this much, is dropped when it arrives.
+    private let debts: UnsafeMutableBufferPointer<Int>
     /// 40 ms: what an overlaid source must have queued before it is mixed in.
     public static let overlayPrimeSamples = 1920
     // True while the overlaid source is being mixed in (primed and not yet run dry).
     private var overlayPrimed = false
+    // The two inputs of `pull(app:mic:into:)`.
+    private let pair = MixerInputs()
 
     /// A mixer that waits at most `maxWaitSamples` per channel for a lagging source.
     public init(maxWaitSamples: Int = SourceMixer.defaultMaxWaitSamples) {
         self.maxWaitSamples = maxWaitSamples
         scratch = .allocate(capacity: 8192)
         scratch.initialize(repeating: 0)
+        debts = .allocate(capacity: MixerInputs.capacity)
+        debts.initialize(repeating: 0)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        debts.deallocate()
+    }
 
-    /// Moves mixed audio into `output` and returns its float count and which sources are
-    /// in it (0 floats: wait for more). A nil ring is a source that is off.
+    /// App audio and the microphone (either may be off: nil), as `pull(_:into:)` mixes them.
     public func pull(
         app: SampleRing?, mic: SampleRing?, into output: UnsafeMutableBufferPointer<Float>
     ) -> (floats: Int, sources: AudioFrameHeader.Flags) {
-        guard let app, let mic else {
-            if let app { return (app.read(into: output), [.app]) }
-            if let mic { return (mic.read(into: output), [.mic]) }
-            return (0, [])
+        pair.removeAll()
+        if let app { pair.append(app, flags: .app, slot: 0) }
+        if let mic { pair.append(mic, flags: .mic, slot: 1) }
+        return pull(pair, into: output)
+    }
+
+    /// Moves mixed audio from `inputs` into `output` and returns its float count and the
+    /// flags of the sources in it (0 floats: wait for more).
+    public func pull(
+        _ inputs: MixerInputs, into output: UnsafeMutableBufferPointer<Float>
+    ) -> (floats: Int, sources: AudioFrameHeader.Flags) {
+        switch inputs.count {
+        case 0: return (0, [])
+        case 1: return (inputs.ring(0).read(into: output), inputs.flags(0))
+        default: break
         }
         let limit = min(output.count, scratch.count) & ~1
-        payDebt(&appDebt, from: app, beside: mic)
-        payDebt(&micDebt, from: mic, beside: app)
-        let appFloats = app.availableFloats
-        let micFloats = mic.availableFloats
-        let both = min(appFloats, micFloats, limit)
-        if both > 0 {
-            let target = UnsafeMutableBufferPointer(rebasing: output[0..<both])
-            _ = app.read(into: target)
-            _ = mic.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<both]))
-            for index in 0..<both { target[index] = SourceMixer.limit(target[index] + scratch[index]) }
-            // Both deliver in step again: what was filled with silence is made up for.
-            appDebt = 0
-            micDebt = 0
-            return (both, [.app, .mic])
+        for index in 0..<inputs.count { payDebt(of: index, in: inputs) }
+        var fewest = Int.max
+        var most = 0
+        for index in 0..<inputs.count {
+            let available = inputs.ring(index).availableFloats
+            fewest = min(fewest, available)
+            most = max(most, available)
         }
-        let (leader, flags, ahead) =
-            appFloats > micFloats ? (app, AudioFrameHeader.Flags.app, appFloats) : (mic, .mic, micFloats)
-        let excess = ahead - maxWaitSamples * AudioFormat.channels
+        if fewest > 0 {
+            // Every source has audio: mix what all of them hold. What was filled with
+            // silence is made up for: they deliver in step again.
+            let count = min(fewest, limit) & ~1
+            let sources = mix(inputs, floats: count, into: output)
+            for index in 0..<inputs.count { debts[inputs.slot(index)] = 0 }
+            return (count, sources)
+        }
+        // Some source has nothing: the others go on without it once one is a whole wait ahead.
+        let excess = most - maxWaitSamples * AudioFormat.channels
         guard excess > 0 else { return (0, []) }
-        let count = leader.read(into: UnsafeMutableBufferPointer(rebasing: output[0..<min(excess, limit)]))
-        silenceFilledSamples += UInt64(count / AudioFormat.channels)
-        let bound = maxWaitSamples * AudioFormat.channels
-        if flags == .app {
-            micDebt = min(micDebt + count, bound)
-        } else {
-            appDebt = min(appDebt + count, bound)
+        var count = min(excess, limit)
+        for index in 0..<inputs.count {
+            let available = inputs.ring(index).availableFloats
+            if available > 0 { count = min(count, available) }
         }
-        return (count, flags)
+        count &= ~1
+        let bound = maxWaitSamples * AudioFormat.channels
+        for index in 0..<inputs.count where inputs.ring(index).availableFloats == 0 {
+            let slot = inputs.slot(index)
+            debts[slot] = min(debts[slot] + count, bound)
+        }
+        silenceFilledSamples += UInt64(count / AudioFormat.channels)
+        return (count, mix(inputs, floats: count, into: output))
     }
 
     /// Adds audio from `ring` onto `output` (with the same limiter as the mix); returns
@@ -99,20 +120,52 @@ public final class SourceMixer {
     /// Forgets audio owed by a lagging source (after a gap, what arrives is new audio).
     public func forgetLateAudio() {
         overlayPrimed = false
-        appDebt = 0
-        micDebt = 0
+        debts.update(repeating: 0)
     }
 
-    /// Drops late audio from `ring`: at most `debt` floats, and only what it holds beyond
-    /// the `other` source's buffered audio (a backlog). Late audio that fits beside the
-    /// other's is kept, to be mixed.
-    private func payDebt(_ debt: inout Int, from ring: SampleRing, beside other: SampleRing) {
-        var backlog = min(debt, ring.availableFloats - other.availableFloats) & ~1
+    /// Sums `floats` of every input that holds that many into `output` (the limiter on a
+    /// sum of two or more); returns the flags of those that did.
+    private func mix(
+        _ inputs: MixerInputs, floats count: Int, into output: UnsafeMutableBufferPointer<Float>
+    ) -> AudioFrameHeader.Flags {
+        var sources: AudioFrameHeader.Flags = []
+        var mixed = 0
+        let target = UnsafeMutableBufferPointer(rebasing: output[0..<count])
+        let extra = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
+        for index in 0..<inputs.count where inputs.ring(index).availableFloats >= count {
+            if mixed == 0 {
+                _ = inputs.ring(index).read(into: target)
+            } else {
+                _ = inputs.ring(index).read(into: extra)
+                for sample in 0..<count { target[sample] += extra[sample] }
+            }
+            mixed += 1
+            sources.formUnion(inputs.flags(index))
+        }
+        // One source alone passes untouched, as it does when it is the only one captured.
+        if mixed > 1 {
+            for sample in 0..<count { target[sample] = SourceMixer.limit(target[sample]) }
+        }
+        return sources
+    }
+
+    /// Drops late audio from input `index`: at most its debt, and only what it holds beyond
+    /// the fullest other input (a backlog). Late audio that fits beside the others' is kept,
+    /// to be mixed.
+    private func payDebt(of index: Int, in inputs: MixerInputs) {
+        let slot = inputs.slot(index)
+        guard debts[slot] > 0 else { return }
+        let ring = inputs.ring(index)
+        var othersHold = 0
+        for other in 0..<inputs.count where other != index {
+            othersHold = max(othersHold, inputs.ring(other).availableFloats)
+        }
+        var backlog = min(debts[slot], ring.availableFloats - othersHold) & ~1
         while backlog > 0 {
             let dropped = ring.read(
                 into: UnsafeMutableBufferPointer(rebasing: scratch[0..<min(backlog, scratch.count)]))
             guard dropped > 0 else { return }
-            debt -= dropped
+            debts[slot] -= dropped
             backlog -= dropped
             lateDroppedSamples += UInt64(dropped / AudioFormat.channels)
         }

@@ -2,7 +2,9 @@ import Glibc
 import Synchronization
 
 /// The capture service a host drives: which sources are on, through which backend, where
-/// frames go, and the encoder settings. Every method may be called from any thread.
+/// frames go, and the encoder settings. Each service is independent (its own streams,
+/// worker, sequence numbers and settings), so a process may run several. Every method may
+/// be called from any thread.
 public final class AudioService: @unchecked Sendable {
     /// Receives each AudioFrame's bytes on the library's delivery thread, valid only during the call.
     public typealias FrameHandler = @Sendable (UnsafeRawBufferPointer) -> Void
@@ -12,37 +14,45 @@ public final class AudioService: @unchecked Sendable {
 
     /// Encoder settings; changes apply at the next frame.
     public let settings = EncoderSettings()
-
-    private let control: UnsafeMutablePointer<pthread_mutex_t>
-    private let delivery: FrameDelivery
     /// Events and log messages for the host.
     public let notices = NoticeBoard()
-    private lazy var appFeed = SourceFeed(name: "app audio", notices: notices)
-    private lazy var micFeed = SourceFeed(name: "the microphone", notices: notices)
+
+    private let backends: BackendSet
+    private let control: UnsafeMutablePointer<pthread_mutex_t>
+    private let delivery: FrameDelivery
+    private let slots: SourceSlots
     private let mixer = SourceMixer()
     private let hostInput = HostPCMInput()
     private let statsBoard = StatsBoard()
     private let wake = WakeSignal()
     private var pipeline: FramePipeline?
     private var worker: CaptureWorker?
-    private var appStream: CaptureStream?
-    private var micStream: CaptureStream?
     private var stoppedAtNs: UInt64?
+    // Control lock held: the sources capturing (or waiting to be reopened), and the devices
+    // asked for by role (none: the default), kept while a source is off.
+    private var sources: [CaptureSource] = []
+    private var chosenDevices: [CaptureSource.Role: String] = [:]
+    // Set by a stop asked for from inside the frame handler, cleared by any later start or
+    // stop: the stop thread stops only if it is still set. Atomic: the handler's thread
+    // must never wait for the control lock (a stop holding it waits for that thread).
+    private let stopPending = Atomic<Bool>(false)
     // Read without the control lock (from the frame handler too); written with it held.
     private let requested = BackendSlot()
     private let inUse = BackendSlot()
-    // The devices asked for by name; nil follows the default.
-    private var appDevice: String?
-    private var micDevice: String?
     // Reopens streams whose server went away; never waits for the control lock.
     private var supervisor: pthread_t?
     private let supervisorStop = Atomic<Bool>(false)
     private let supervisorWake = WakeSignal()
-    private var appRetry = RetryBackoff()
-    private var micRetry = RetryBackoff()
 
-    /// A stopped service with default settings.
-    public init() {
+    /// A stopped service with default settings, on the real audio servers.
+    public convenience init() {
+        self.init(backends: .system)
+    }
+
+    /// A stopped service with default settings on `backends` (the tests give fakes).
+    init(backends: BackendSet) {
+        self.backends = backends
+        slots = SourceSlots(notices: notices)
         delivery = FrameDelivery(stats: statsBoard)
         control = .allocate(capacity: 1)
         pthread_mutex_init(control, nil)
@@ -50,41 +60,50 @@ public final class AudioService: @unchecked Sendable {
 
     deinit {
         stopAll()
+        notices.close()
         pthread_mutex_destroy(control)
         control.deallocate()
     }
 
     /// Starts, changes or stops capture to match (false, false stops). Idempotent.
     /// Sources already running keep running through a change. On failure, nothing that
-    /// this call started is left running. Not callable from inside the frame handler.
+    /// this call started is left running. From inside the frame handler only a stop is
+    /// allowed: the handler call in progress is the last one, and the streams stop just
+    /// after it returns; a start or change there throws `wrongThread`.
     public func enable(mic: Bool, app: Bool) throws(DeskAudioError) {
         if delivery.isDeliveringThread {
-            throw .wrongThread("enable_audio cannot be called from inside the audio callback")
+            guard !mic && !app else {
+                throw .wrongThread("enable_audio can only stop capture from inside the audio callback")
+            }
+            return try stopFromHandler()
         }
         pthread_mutex_lock(control)
         defer { pthread_mutex_unlock(control) }
-        let startApp = app && appStream == nil
-        let startMic = mic && micStream == nil
-        if startApp || startMic {
-            let worker = try runningWorker()
+        stopPending.store(false, ordering: .releasing)
+        var wanted: [CaptureSource.Role] = []
+        if app { wanted.append(.app) }
+        if mic { wanted.append(.mic) }
+        let starting = wanted.filter { role in !sources.contains { $0.role == role } }
+        if !wanted.isEmpty { delivery.resume() }  // undoes a stop asked for inside the handler
+        if !starting.isEmpty {
+            _ = try runningWorker()
             let backend = try chosenBackend()
+            var started: [CaptureSource] = []
             do throws(DeskAudioError) {
-                if startApp { appStream = try open(appTarget, feed: appFeed, backend: backend) }
-                if startMic { micStream = try open(micTarget, feed: micFeed, backend: backend) }
+                for role in starting {
+                    let source = try addSource(role, device: chosenDevices[role])
+                    started.append(source)
+                    try open(source, backend: backend)
+                }
             } catch {
                 notices.log(.error, "capture did not start: \(error.message)")
-                if startApp { stop(source: CaptureWorker.appBit) }
-                if startMic { stop(source: CaptureWorker.micBit) }
-                if appStream == nil && micStream == nil { stopAll() }
+                for source in started { remove(source) }
+                if sources.isEmpty { stopAll() }
                 throw error
             }
-            worker.activeSources.store(
-                (appStream == nil ? 0 : CaptureWorker.appBit) | (micStream == nil ? 0 : CaptureWorker.micBit),
-                ordering: .releasing)
         }
-        if !app { stop(source: CaptureWorker.appBit) }
-        if !mic { stop(source: CaptureWorker.micBit) }
-        if !app && !mic { stopAll() }
+        for source in sources where !wanted.contains(source.role) { remove(source) }
+        if sources.isEmpty { stopAll() }
     }
 
     /// Takes interleaved PCM the host got elsewhere (HostPCMInput.push: any of its formats,
@@ -120,8 +139,8 @@ public final class AudioService: @unchecked Sendable {
 
     /// The capture devices, as `devices()` lists them, and the backend that answered.
     public func devicesAndBackend() throws(DeskAudioError) -> (devices: [CaptureDevice], backend: AudioBackend) {
-        return try AudioBackend.run(on: try chosenBackend()) { backend throws(DeskAudioError) in
-            (try CaptureDevice.list(on: backend), backend)
+        try backends.run(on: try chosenBackend()) { backend throws(DeskAudioError) in
+            (try backend.devices(), backend.kind)
         }
     }
 
@@ -134,6 +153,7 @@ public final class AudioService: @unchecked Sendable {
         if delivery.isDeliveringThread {
             throw .wrongThread("a capture device cannot be chosen from inside the audio callback")
         }
+        let role: CaptureSource.Role = mic ? .mic : .app
         if let name {
             let kind: CaptureDevice.Kind = mic ? .source : .sink
             guard try devices().contains(where: { $0.name == name && $0.kind == kind }) else {
@@ -142,14 +162,17 @@ public final class AudioService: @unchecked Sendable {
         }
         pthread_mutex_lock(control)
         defer { pthread_mutex_unlock(control) }
-        if mic { micDevice = name } else { appDevice = name }
-        let bit = mic ? CaptureWorker.micBit : CaptureWorker.appBit
-        guard let worker, (mic ? micStream : appStream) != nil else { return }
-        stop(source: bit)
-        let stream = try open(mic ? micTarget : appTarget, feed: mic ? micFeed : appFeed, backend: inUse.value)
-        if mic { micStream = stream } else { appStream = stream }
-        worker.activeSources.bitwiseOr(bit, ordering: .releasing)
-        notices.post(.deviceChanged, "\(mic ? micFeed.name : appFeed.name): \(name ?? "the default")")
+        chosenDevices[role] = name
+        guard let source = sources.first(where: { $0.role == role }) else { return }
+        close(source)
+        source.device = name
+        do throws(DeskAudioError) {
+            try open(source, backend: inUse.value)
+        } catch {
+            remove(source)
+            throw error
+        }
+        notices.post(.deviceChanged, "\(role.name): \(name ?? "the default")")
     }
 
     /// The backend capture uses now, nil while stopped.
@@ -160,13 +183,15 @@ public final class AudioService: @unchecked Sendable {
     public func stats() -> CaptureStats {
         var stats = CaptureStats()
         statsBoard.read(into: &stats)
-        stats.framesDroppedOverflow =
-            UInt64(appFeed.ring.droppedFloats + micFeed.ring.droppedFloats) / UInt64(AudioFormat.frameFloats)
+        let droppedFloats = slots.feeds.reduce(0) { $0 + $1.ring.droppedFloats }
+        stats.framesDroppedOverflow = UInt64(droppedFloats) / UInt64(AudioFormat.frameFloats)
         stats.framesDroppedSlowCallback = delivery.queue.droppedFrames
         stats.bitrate = settings.requestedBitrate
         stats.backend = inUse.value
-        if appFeed.isCapturing { stats.app = level(of: appFeed) }
-        if micFeed.isCapturing { stats.mic = level(of: micFeed) }
+        for feed in slots.feeds where feed.isCapturing {
+            if feed.frameFlags == .app { stats.app = level(of: feed) }
+            if feed.frameFlags == .mic { stats.mic = level(of: feed) }
+        }
         return stats
     }
 
@@ -188,6 +213,9 @@ public final class AudioService: @unchecked Sendable {
         delivery.setHandler(handler)
     }
 
+    /// True on the thread that is inside this service's frame handler right now.
+    public var isInsideFrameHandler: Bool { delivery.isDeliveringThread }
+
     /// Samples at 48 kHz a decoder skips at the start of a stream (Ogg Opus pre-skip)
     /// with the current encoder settings.
     public func encoderLookahead() throws(DeskAudioError) -> Int32 {
@@ -195,9 +223,6 @@ public final class AudioService: @unchecked Sendable {
         defer { pthread_mutex_unlock(control) }
         return try preparedPipeline().encoder.lookahead
     }
-
-    private var appTarget: CaptureTarget { appDevice.map { .sinkMonitor(named: $0) } ?? .defaultSinkMonitor }
-    private var micTarget: CaptureTarget { micDevice.map { .source(named: $0) } ?? .defaultSource }
 
     // The backend in use, else the one asked for, else DESKAUDIO_BACKEND's.
     private func chosenBackend() throws(DeskAudioError) -> AudioBackend? {
@@ -214,6 +239,19 @@ public final class AudioService: @unchecked Sendable {
         return created
     }
 
+    // Frame handler thread: no more handler calls after this one; a thread of the library's
+    // stops the streams once the handler has returned (it cannot be stopped from inside).
+    private func stopFromHandler() throws(DeskAudioError) {
+        delivery.halt()
+        stopPending.store(true, ordering: .releasing)
+        let stopper = try startLibraryThread(named: "deskaudio-stop") { [self] in
+            pthread_mutex_lock(control)
+            if stopPending.exchange(false, ordering: .acquiringAndReleasing) { stopAll() }
+            pthread_mutex_unlock(control)
+        }
+        pthread_detach(stopper)
+    }
+
     // Control lock held. The worker, started (after a pause, the pipeline marks the gap).
     private func runningWorker() throws(DeskAudioError) -> CaptureWorker {
         if let worker { return worker }
@@ -223,8 +261,8 @@ public final class AudioService: @unchecked Sendable {
             pipeline.markDiscontinuity(skippedSamples: paused)
         }
         let worker = CaptureWorker(
-            appRing: appFeed.ring, micRing: micFeed.ring, hostRing: hostInput.ring, wake: wake,
-            pipeline: pipeline, delivery: delivery, settings: settings, mixer: mixer, stats: statsBoard)
+            slots: slots, hostRing: hostInput.ring, wake: wake, pipeline: pipeline, delivery: delivery,
+            settings: settings, mixer: mixer, stats: statsBoard)
         try worker.start()
         self.worker = worker
         supervisorStop.store(false, ordering: .releasing)
@@ -243,94 +281,84 @@ public final class AudioService: @unchecked Sendable {
         while !supervisorStop.load(ordering: .acquiring) {
             supervisorWake.wait(milliseconds: 200)
             guard pthread_mutex_trylock(control) == 0 else { continue }
-            reopenIfFailed(&appStream, appTarget, feed: appFeed, bit: CaptureWorker.appBit, retry: &appRetry)
-            reopenIfFailed(&micStream, micTarget, feed: micFeed, bit: CaptureWorker.micBit, retry: &micRetry)
+            for source in sources { reopenIfFailed(source) }
             pthread_mutex_unlock(control)
         }
     }
 
     // Control lock held. A stream the server dropped is reopened (on any backend the
     // choice allows), with back-off; the worker flags the gap.
-    private func reopenIfFailed(
-        _ stream: inout CaptureStream?, _ target: CaptureTarget, feed: SourceFeed, bit: UInt8,
-        retry: inout RetryBackoff
-    ) {
-        guard let failed = stream, failed.hasFailed, let worker, retry.isDue(at: MonotonicClock.nowNs())
+    private func reopenIfFailed(_ source: CaptureSource) {
+        guard let failed = source.stream, failed.hasFailed, let worker,
+            source.retry.isDue(at: MonotonicClock.nowNs())
         else {
             return
         }
-        if !retry.isRetrying {
-            notices.post(.disconnected, "\(feed.name): the audio server dropped the stream")
-            notices.log(.warning, "\(feed.name): stream lost, reconnecting")
+        if !source.retry.isRetrying {
+            notices.post(.disconnected, "\(source.role.name): the audio server dropped the stream")
+            notices.log(.warning, "\(source.role.name): stream lost, reconnecting")
         }
-        worker.activeSources.bitwiseAnd(~bit, ordering: .releasing)
+        slots.deactivate(source.slot)
         failed.stop()
         do throws(DeskAudioError) {
             var backend = requested.value
             if backend == nil { backend = try AudioBackend.fromEnvironment() }
-            stream = try open(target, feed: feed, backend: backend)
+            try open(source, backend: backend)
             worker.gapPending.store(true, ordering: .releasing)
-            worker.activeSources.bitwiseOr(bit, ordering: .releasing)
-            retry.reset()
+            source.retry.reset()
         } catch {
-            notices.log(.debug, "\(feed.name): reconnect failed: \(error.message)")
-            retry.failed(at: MonotonicClock.nowNs())  // the failed stream stays, to be retried
+            notices.log(.debug, "\(source.role.name): reconnect failed: \(error.message)")
+            source.retry.failed(at: MonotonicClock.nowNs())
+            source.stream = failed  // kept, to be retried
         }
     }
 
-    // Control lock held. The source's bit is clear, so nobody reads its ring: empty it
-    // (stale audio from an earlier run must not leak in), then start its stream.
-    private func open(
-        _ target: CaptureTarget, feed: SourceFeed, backend: AudioBackend?
-    ) throws(DeskAudioError) -> CaptureStream {
-        feed.restart()
-        let stream = try AudioBackend.run(on: backend) { backend throws(DeskAudioError) in
-            switch backend {
-            case .pipewire: try openPipeWire(target, feed: feed)
-            case .pulse: try openPulse(target, feed: feed)
-            }
+    // Control lock held. A new source of `role` in a free slot, listed (not yet capturing).
+    private func addSource(_ role: CaptureSource.Role, device: String?) throws(DeskAudioError) -> CaptureSource {
+        guard let slot = (0..<slots.feeds.count).first(where: { slot in !sources.contains { $0.slot == slot } })
+        else {
+            throw .outOfResources("a capture holds at most \(slots.feeds.count) sources")
         }
+        let source = CaptureSource(role: role, device: device, slot: slot, feed: slots.feeds[slot])
+        sources.append(source)
+        return source
+    }
+
+    // Control lock held. The slot is inactive, so nobody reads its ring: empty it (stale
+    // audio from an earlier run must not leak in), start the stream, then let the worker
+    // mix it.
+    private func open(_ source: CaptureSource, backend: AudioBackend?) throws(DeskAudioError) {
+        let feed = source.feed
+        feed.restart(name: source.role.name, frameFlags: source.role.frameFlags)
+        let target = source.target
+        let (stream, kind) = try backends.run(on: backend) { backend throws(DeskAudioError) in
+            (try backend.openStream(target, into: feed, wake: wake), backend.kind)
+        }
+        inUse.value = kind
+        source.stream = stream
         feed.isCapturing = true
-        let backendName = inUse.value?.rawValue ?? "?"
-        notices.post(.connected, "\(feed.name): \(target) via \(backendName)")
-        notices.log(.info, "\(feed.name) capturing \(target) via \(backendName)")
-        return stream
+        slots.activate(source.slot)
+        notices.post(.connected, "\(feed.name): \(target) via \(kind.rawValue)")
+        notices.log(.info, "\(feed.name) capturing \(target) via \(kind.rawValue)")
     }
 
-    private func openPipeWire(_ target: CaptureTarget, feed: SourceFeed) throws(DeskAudioError)
-        -> CaptureStream
-    {
-        let stream = PipeWireCapture(feed: feed, wake: wake)
-        try stream.start(target)
-        inUse.value = .pipewire
-        return stream
+    // Control lock held. Stops a source's stream (the worker stops reading its ring first);
+    // the source stays listed.
+    private func close(_ source: CaptureSource) {
+        slots.deactivate(source.slot)
+        if source.stream != nil { notices.log(.info, "\(source.role.name) stopped") }
+        source.stream?.stop()
+        source.stream = nil
+        source.feed.isCapturing = false
     }
 
-    private func openPulse(_ target: CaptureTarget, feed: SourceFeed) throws(DeskAudioError) -> CaptureStream
-    {
-        let stream = PulseCapture(feed: feed, wake: wake)
-        try stream.start(target)
-        inUse.value = .pulse
-        return stream
+    // Control lock held. Stops a source and takes it off the list.
+    private func remove(_ source: CaptureSource) {
+        close(source)
+        sources.removeAll { $0 === source }
     }
 
-    // Control lock held. Stops one source's stream; the worker stops reading its ring first.
-    private func stop(source bit: UInt8) {
-        worker?.activeSources.bitwiseAnd(~bit, ordering: .releasing)
-        if bit == CaptureWorker.appBit {
-            if appStream != nil { notices.log(.info, "app audio stopped") }
-            appStream?.stop()
-            appStream = nil
-            appFeed.isCapturing = false
-        } else {
-            if micStream != nil { notices.log(.info, "the microphone stopped") }
-            micStream?.stop()
-            micStream = nil
-            micFeed.isCapturing = false
-        }
-    }
-
-    // Control lock held.
+    // Control lock held. Stops every source, the worker and the delivery.
     private func stopAll() {
         if let supervisor {
             supervisorStop.store(true, ordering: .releasing)
@@ -338,8 +366,7 @@ public final class AudioService: @unchecked Sendable {
             pthread_join(supervisor, nil)
             self.supervisor = nil
         }
-        stop(source: CaptureWorker.appBit)
-        stop(source: CaptureWorker.micBit)
+        for source in sources { remove(source) }
         worker?.stop()
         if worker != nil { stoppedAtNs = MonotonicClock.nowNs() }
         hostInput.reset()

@@ -6,12 +6,8 @@ import Synchronization
 /// calls the host. Neither runs on an audio server's thread, and the host never holds up
 /// this one.
 final class CaptureWorker: @unchecked Sendable {
-    /// Bits of `activeSources`.
-    static let appBit: UInt8 = 1
-    static let micBit: UInt8 = 2
-
-    private let appRing: SampleRing
-    private let micRing: SampleRing
+    private let slots: SourceSlots
+    private let inputs = MixerInputs()
     private let hostRing: SampleRing
     private let wake: WakeSignal
     private let pipeline: FramePipeline
@@ -19,8 +15,6 @@ final class CaptureWorker: @unchecked Sendable {
     private let settings: EncoderSettings
     private let mixer: SourceMixer
     private let stats: StatsBoard
-    /// Which rings the worker reads: a source's bit is set only while its stream runs.
-    let activeSources = Atomic<UInt8>(0)
     /// Set when a source was reopened after a failure: the next audio follows a gap.
     let gapPending = Atomic<Bool>(false)
     private var lastChunkEndNs: UInt64?
@@ -29,12 +23,11 @@ final class CaptureWorker: @unchecked Sendable {
     private let chunk: UnsafeMutableBufferPointer<Float>
 
     init(
-        appRing: SampleRing, micRing: SampleRing, hostRing: SampleRing, wake: WakeSignal,
+        slots: SourceSlots, hostRing: SampleRing, wake: WakeSignal,
         pipeline: FramePipeline, delivery: FrameDelivery, settings: EncoderSettings, mixer: SourceMixer,
         stats: StatsBoard
     ) {
-        self.appRing = appRing
-        self.micRing = micRing
+        self.slots = slots
         self.hostRing = hostRing
         self.wake = wake
         self.pipeline = pipeline
@@ -88,23 +81,9 @@ final class CaptureWorker: @unchecked Sendable {
         }
     }
 
-    /// The rings of the sources whose streams run now.
-    private func activeRings() -> (app: SampleRing?, mic: SampleRing?) {
-        let active = activeSources.load(ordering: .acquiring)
-        return (
-            active & CaptureWorker.appBit != 0 ? appRing : nil,
-            active & CaptureWorker.micBit != 0 ? micRing : nil
-        )
-    }
-
     private func activeRingsHold(_ floats: Int) -> Bool {
-        let (app, mic) = activeRings()
-        return CaptureWorker.mostFloatsWaiting(in: app, mic) >= floats
-    }
-
-    /// What the fuller of the rings holds (0 for none).
-    private static func mostFloatsWaiting(in app: SampleRing?, _ mic: SampleRing?) -> Int {
-        max(app?.availableFloats ?? 0, mic?.availableFloats ?? 0)
+        slots.list(into: inputs)
+        return inputs.mostFloatsWaiting >= floats
     }
 
     /// Frames everything the rings hold; returns whether it took any audio.
@@ -119,9 +98,9 @@ final class CaptureWorker: @unchecked Sendable {
                     skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
                 mixer.forgetLateAudio()
             }
-            let (app, mic) = activeRings()
-            var (count, sources) = mixer.pull(app: app, mic: mic, into: chunk)
-            if app == nil && mic == nil {
+            slots.list(into: inputs)
+            var (count, sources) = mixer.pull(inputs, into: chunk)
+            if inputs.count == 0 {
                 // No capture: the host's PCM alone, as fast as it comes.
                 count = hostRing.read(into: chunk)
                 sources = count > 0 ? [.host] : []
@@ -134,7 +113,7 @@ final class CaptureWorker: @unchecked Sendable {
             progressed = true
             settings.apply(to: pipeline)
             // Audio still waiting in the rings was captured after this chunk ended.
-            let waiting = CaptureWorker.mostFloatsWaiting(in: app, mic)
+            let waiting = inputs.mostFloatsWaiting
             let laterNs =
                 UInt64(waiting / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
             let chunkEndNs = MonotonicClock.nowNs() &- laterNs

@@ -15,6 +15,7 @@ final class FrameDelivery: @unchecked Sendable {
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     private var handler: Handler?
     private let deliveringThread = Atomic<UInt>(0)  // pthread_t of the thread in a handler call, or 0
+    private let halted = Atomic<Bool>(false)
     private let stats: StatsBoard
     private var latency = LatencyWindow()
     private var thread: pthread_t?
@@ -51,10 +52,18 @@ final class FrameDelivery: @unchecked Sendable {
         deliveringThread.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
+    /// No handler call after the one in progress: frames are dropped until `resume` or the
+    /// next `start`. Any thread, the delivering one included.
+    func halt() { halted.store(true, ordering: .releasing) }
+
+    /// Undoes `halt`: the next frame goes to the handler again.
+    func resume() { halted.store(false, ordering: .releasing) }
+
     /// Starts the delivery thread with an empty queue.
     func start() throws(DeskAudioError) {
         precondition(thread == nil, "delivery started twice")
         queue.reopen()
+        resume()
         thread = try startLibraryThread(named: "deskaudio-deliver") { [self] in run() }
     }
 
@@ -78,6 +87,7 @@ final class FrameDelivery: @unchecked Sendable {
             if let window = latency.add(now > completedNs ? now - completedNs : 0) {
                 stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)
             }
+            if halted.load(ordering: .acquiring) { continue }
             pthread_mutex_lock(lock)
             deliveringThread.store(UInt(pthread_self()), ordering: .releasing)
             handler?(UnsafeRawBufferPointer(rebasing: frame[0..<length]))

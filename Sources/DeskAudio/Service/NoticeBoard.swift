@@ -29,6 +29,8 @@ public final class NoticeBoard: @unchecked Sendable {
     private let wake = WakeSignal()
     private let deliveringThread = Atomic<UInt>(0)
     private let started = Atomic<Bool>(false)
+    private let closed = Atomic<Bool>(false)
+    private let thread = LockedValue<pthread_t?>(nil)
 
     /// A board with no handlers; its thread starts with the first notice.
     public init() {
@@ -71,7 +73,22 @@ public final class NoticeBoard: @unchecked Sendable {
         pthread_mutex_unlock(handlerLock)
     }
 
+    /// Stops the board's thread; notices still queued, and any posted later, are dropped, and
+    /// no handler is called once this returns (called from inside a handler: once it
+    /// returns). For a board that goes with its capture.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        wake.signal()
+        guard let running = thread.withLock({ $0 }) else { return }
+        if isDeliveringThread {
+            pthread_detach(running)
+        } else {
+            pthread_join(running, nil)
+        }
+    }
+
     private func enqueue(_ notice: Notice) {
+        guard !closed.load(ordering: .acquiring) else { return }
         let accepted = queue.withLock { queue in
             guard queue.count < NoticeBoard.capacity else { return false }
             queue.append(notice)
@@ -79,20 +96,22 @@ public final class NoticeBoard: @unchecked Sendable {
         }
         guard accepted else { return }
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            if (try? startLibraryThread(named: "deskaudio-notice") { [self] in deliverForever() }) == nil {
-                started.store(false, ordering: .releasing)
+            // Stored under the queue's lock order: close() reads it after setting `closed`.
+            thread.withLock { stored in
+                stored = try? startLibraryThread(named: "deskaudio-notice") { [self] in deliverUntilClosed() }
             }
+            if thread.withLock({ $0 }) == nil { started.store(false, ordering: .releasing) }
         }
         wake.signal()
     }
 
-    // The board's thread: runs for the life of the process (the board is a library global).
-    private func deliverForever() {
-        while true {
+    // The board's thread: runs until close().
+    private func deliverUntilClosed() {
+        while !closed.load(ordering: .acquiring) {
             wake.wait(milliseconds: 1000)
             pthread_mutex_lock(handlerLock)
             deliveringThread.store(UInt(pthread_self()), ordering: .releasing)
-            while let notice = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+            while !closed.load(ordering: .acquiring), let notice = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
                 switch notice {
                 case .event(let event, let detail): eventHandler?(event, detail)
                 case .log(let level, let message):
