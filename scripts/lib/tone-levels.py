@@ -4,9 +4,11 @@
     tone-levels.py FILE.wav FREQ [FREQ...]
 
 Prints the file's length in seconds on the first line, then one line per channel: the
-level of each FREQ (Hz) in dBFS (a full-scale sine: 0), measured by a Goertzel filter over
-the file less its first and last 0.25 s, Hann-windowed so that one tone does not leak into
-another's measurement. 16-bit PCM only (what opusdec and sox write). Standard library only.
+level of each FREQ (Hz) in dBFS (a full-scale sine: 0), the median over the 100 ms blocks of
+the file less its first and last 0.25 s, each measured by a Hann-windowed Goertzel filter (so
+one tone does not leak into another's measurement, and a short gap in a tone lowers a block
+or two, not the whole measure). 16-bit PCM only (what opusdec and sox write). Standard
+library only.
 """
 import array
 import math
@@ -37,10 +39,17 @@ def main():
         channels, rate, frames = file.getnchannels(), file.getframerate(), file.getnframes()
         data = array.array("h", file.readframes(frames))
     print(f"{frames / rate:.3f}")
-    margin = rate // 4
+    margin, block = rate // 4, rate // 10
     for channel in range(channels):
         samples = [value / 32768 for value in data[channel::channels][margin:frames - margin]]
-        print(" ".join(f"{level_dbfs(samples, rate, float(f)):.1f}" for f in sys.argv[2:]))
+        blocks = [samples[start:start + block] for start in range(0, len(samples) - block + 1, block)]
+        if not blocks:
+            sys.exit("tone-levels: the file is shorter than 0.6 s")
+        levels = []
+        for frequency in sys.argv[2:]:
+            measured = sorted(level_dbfs(part, rate, float(frequency)) for part in blocks)
+            levels.append(f"{measured[len(measured) // 2]:.1f}")
+        print(" ".join(levels))
 
 
 main()
