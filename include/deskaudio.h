@@ -53,6 +53,9 @@
 extern "C" {
 #endif
 
+/** The most names deskaudio_capture_set_apps() takes. */
+#define DESKAUDIO_MAX_APP_NAMES 64
+
 /** Major version of this header: a change means the API changed incompatibly. */
 #define DESKAUDIO_VERSION_MAJOR 0
 
@@ -88,6 +91,19 @@ typedef enum deskaudio_device_kind {
     DESKAUDIO_DEVICE_SOURCE = 2,
 } deskaudio_device_kind;
 
+/** What app audio records, for deskaudio_capture_set_apps(). */
+typedef enum deskaudio_apps_mode {
+    /**
+     * Everything the default sink (or the sink deskaudio_capture_set_app_device() chose)
+     * plays, through its monitor: the default.
+     */
+    DESKAUDIO_APPS_ALL = 0,
+    /** Only what the applications named play, wherever they play to. */
+    DESKAUDIO_APPS_ONLY = 1,
+    /** What every application but those named plays. */
+    DESKAUDIO_APPS_ALL_EXCEPT = 2,
+} deskaudio_apps_mode;
+
 /** What happened, in a deskaudio_event_callback. */
 typedef enum deskaudio_event {
     /** A source started capturing, or came back after its server went away. */
@@ -104,6 +120,13 @@ typedef enum deskaudio_event {
     DESKAUDIO_EVENT_DEVICE_CHANGED = 3,
     /** Something failed that no call returned to the host. */
     DESKAUDIO_EVENT_ERROR = 4,
+    /**
+     * While applications are selected (deskaudio_capture_set_apps()): a playback stream
+     * started; the detail names it ("NAME (pid P, stream ID): recorded" or "not recorded").
+     */
+    DESKAUDIO_EVENT_APP_STARTED = 5,
+    /** While applications are selected: a playback stream stopped; the detail as above. */
+    DESKAUDIO_EVENT_APP_STOPPED = 6,
 } deskaudio_event;
 
 /** How much a log message matters. */
@@ -323,6 +346,14 @@ typedef void (*deskaudio_frame_callback)(const uint8_t *frame, size_t len, void 
 typedef void (*deskaudio_device_callback)(int32_t kind, const char *name, const char *description, bool is_default, void *user_data);
 
 /**
+ * Called by deskaudio_list_apps() once per stream an application plays: its
+ * `application_name` and process `binary` ("" if unknown), its process id `pid` (0 if
+ * unknown), the server's `stream_id` (a PipeWire node id, a PulseAudio sink input index),
+ * and whether sound is flowing (`running`). The strings are valid only during the call.
+ */
+typedef void (*deskaudio_app_callback)(const char *application_name, const char *binary, int32_t pid, uint32_t stream_id, bool running, void *user_data);
+
+/**
  * Called with a deskaudio_event and a one-line English detail ("app audio: …"), valid
  * only during the call. Runs on a thread of the library's own (never an audio server's,
  * never inside a library lock), one call at a time.
@@ -509,6 +540,34 @@ int32_t deskaudio_capture_set_mic_device(deskaudio_capture *capture, const char 
 
 /** deskaudio_capture_set_mic_device() on the default capture. */
 int32_t deskaudio_set_mic_device(const char *name);
+
+/**
+ * Lists the streams applications play now on the audio server the backend choice picks:
+ * what deskaudio_capture_set_apps() matches names against. Calls `callback` once per stream,
+ * on the calling thread, before it returns. Returns the number of streams, or a negative
+ * deskaudio_status. Blocks up to 3 s for the server.
+ */
+int32_t deskaudio_list_apps(deskaudio_app_callback callback, void *user_data);
+
+/**
+ * Chooses what `capture`'s app audio records: DESKAUDIO_APPS_ALL (the default sink's monitor,
+ * `names` ignored), or DESKAUDIO_APPS_ONLY / DESKAUDIO_APPS_ALL_EXCEPT the `count` applications
+ * in `names`, each matched, ignoring case, against a stream's application name, process
+ * binary or node name, or as a process id (deskaudio_list_apps() shows them). Applications
+ * that start or stop while capturing are picked up or dropped at once
+ * (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them.
+ * The calling process's own playback is left out unless `include_own_process` is true, so a
+ * host that plays its viewer's voice never sends it back. App audio that is capturing
+ * switches at once. Needs the PipeWire backend: through the PulseAudio API, a selection
+ * returns DESKAUDIO_ERROR_NOT_SUPPORTED (the message says so), never a whole-sink capture.
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown mode, ONLY with no name, NULL names with
+ * count > 0, a NULL or empty name, or more than DESKAUDIO_MAX_APP_NAMES. Not callable from
+ * inside the capture's frame callback.
+ */
+int32_t deskaudio_capture_set_apps(deskaudio_capture *capture, int32_t mode, const char *const *names, size_t count, bool include_own_process);
+
+/** deskaudio_capture_set_apps() on the default capture. */
+int32_t deskaudio_set_apps(int32_t mode, const char *const *names, size_t count, bool include_own_process);
 
 /**
  * Sets the function that receives `capture`'s state events, with `user_data` passed back;

@@ -1,3 +1,4 @@
+import Glibc
 import DeskAudio
 
 /// Kinds of capture device, as deskaudio_list_devices() reports them.
@@ -74,6 +75,100 @@ public func deskaudio_capture_set_mic_device(_ capture: deskaudio_capture?, _ na
 @_cdecl("deskaudio_set_mic_device")
 public func deskaudio_set_mic_device(_ name: UnsafePointer<CChar>?) -> Int32 {
     deskaudio_capture_set_mic_device(defaultHandle, name)
+}
+
+/// What app audio records, for deskaudio_capture_set_apps().
+public enum deskaudio_apps_mode: Int32, CaseIterable {
+    /// Everything the default sink (or the sink deskaudio_capture_set_app_device() chose)
+    /// plays, through its monitor: the default.
+    case DESKAUDIO_APPS_ALL = 0
+    /// Only what the applications named play, wherever they play to.
+    case DESKAUDIO_APPS_ONLY = 1
+    /// What every application but those named plays.
+    case DESKAUDIO_APPS_ALL_EXCEPT = 2
+}
+
+/// The most names deskaudio_capture_set_apps() takes.
+public let DESKAUDIO_MAX_APP_NAMES: Int32 = 64
+
+/// Called by deskaudio_list_apps() once per stream an application plays: its
+/// `application_name` and process `binary` ("" if unknown), its process id `pid` (0 if
+/// unknown), the server's `stream_id` (a PipeWire node id, a PulseAudio sink input index),
+/// and whether sound is flowing (`running`). The strings are valid only during the call.
+public typealias deskaudio_app_callback =
+    @convention(c) (
+        _ application_name: UnsafePointer<CChar>?, _ binary: UnsafePointer<CChar>?, _ pid: Int32,
+        _ stream_id: UInt32, _ running: Bool, _ user_data: UnsafeMutableRawPointer?
+    ) -> Void
+
+/// Lists the streams applications play now on the audio server the backend choice picks:
+/// what deskaudio_capture_set_apps() matches names against. Calls `callback` once per stream,
+/// on the calling thread, before it returns. Returns the number of streams, or a negative
+/// deskaudio_status. Blocks up to 3 s for the server.
+@_cdecl("deskaudio_list_apps")
+public func deskaudio_list_apps(_ callback: deskaudio_app_callback?, _ user_data: UnsafeMutableRawPointer?) -> Int32 {
+    guard let callback else { return invalidArgument("app callback is NULL") }
+    return valueOrStatus { () throws(DeskAudioError) in
+        let streams = try defaultCapture.playbackStreams()
+        for stream in streams {
+            callback(stream.applicationName, stream.binary, stream.processID, stream.id, stream.isRunning, user_data)
+        }
+        return Int32(clamping: streams.count)
+    }
+}
+
+/// Chooses what `capture`'s app audio records: DESKAUDIO_APPS_ALL (the default sink's monitor,
+/// `names` ignored), or DESKAUDIO_APPS_ONLY / DESKAUDIO_APPS_ALL_EXCEPT the `count` applications
+/// in `names`, each matched, ignoring case, against a stream's application name, process
+/// binary or node name, or as a process id (deskaudio_list_apps() shows them). Applications
+/// that start or stop while capturing are picked up or dropped at once
+/// (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them.
+/// The calling process's own playback is left out unless `include_own_process` is true, so a
+/// host that plays its viewer's voice never sends it back. App audio that is capturing
+/// switches at once. Needs the PipeWire backend: through the PulseAudio API, a selection
+/// returns DESKAUDIO_ERROR_NOT_SUPPORTED (the message says so), never a whole-sink capture.
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown mode, ONLY with no name, NULL names with
+/// count > 0, a NULL or empty name, or more than DESKAUDIO_MAX_APP_NAMES. Not callable from
+/// inside the capture's frame callback.
+@_cdecl("deskaudio_capture_set_apps")
+public func deskaudio_capture_set_apps(
+    _ capture: deskaudio_capture?, _ mode: Int32, _ names: UnsafePointer<UnsafePointer<CChar>?>?, _ count: size_t,
+    _ include_own_process: Bool
+) -> Int32 {
+    withCapture(capture) { service in
+        guard let chosen = deskaudio_apps_mode(rawValue: mode) else {
+            return invalidArgument("mode \(mode) is not a deskaudio_apps_mode")
+        }
+        guard count <= Int(DESKAUDIO_MAX_APP_NAMES) else {
+            return invalidArgument("\(count) names: at most \(DESKAUDIO_MAX_APP_NAMES)")
+        }
+        guard names != nil || count == 0 else { return invalidArgument("names is NULL") }
+        var texts: [String] = []
+        for index in 0..<(chosen == .DESKAUDIO_APPS_ALL ? 0 : count) {
+            guard let name = names?[index], name.pointee != 0 else {
+                return invalidArgument("name \(index) is NULL or empty")
+            }
+            texts.append(String(cString: name))
+        }
+        let selection: AppSelection?
+        switch chosen {
+        case .DESKAUDIO_APPS_ALL: selection = nil
+        case .DESKAUDIO_APPS_ONLY:
+            guard !texts.isEmpty else { return invalidArgument("DESKAUDIO_APPS_ONLY needs at least one name") }
+            selection = AppSelection(mode: .only, names: texts, includesOwnProcess: include_own_process)
+        case .DESKAUDIO_APPS_ALL_EXCEPT:
+            selection = AppSelection(mode: .allExcept, names: texts, includesOwnProcess: include_own_process)
+        }
+        return status { () throws(DeskAudioError) in try service.setApps(selection) }
+    }
+}
+
+/// deskaudio_capture_set_apps() on the default capture.
+@_cdecl("deskaudio_set_apps")
+public func deskaudio_set_apps(
+    _ mode: Int32, _ names: UnsafePointer<UnsafePointer<CChar>?>?, _ count: size_t, _ include_own_process: Bool
+) -> Int32 {
+    deskaudio_capture_set_apps(defaultHandle, mode, names, count, include_own_process)
 }
 
 /// NULL and "" mean the default device.

@@ -12,6 +12,11 @@ public enum deskaudio_event: Int32, CaseIterable {
     case DESKAUDIO_EVENT_DEVICE_CHANGED = 3
     /// Something failed that no call returned to the host.
     case DESKAUDIO_EVENT_ERROR = 4
+    /// While applications are selected (deskaudio_capture_set_apps()): a playback stream
+    /// started; the detail names it ("NAME (pid P, stream ID): recorded" or "not recorded").
+    case DESKAUDIO_EVENT_APP_STARTED = 5
+    /// While applications are selected: a playback stream stopped; the detail as above.
+    case DESKAUDIO_EVENT_APP_STOPPED = 6
 }
 
 /// How much a log message matters.

@@ -14,8 +14,35 @@ struct CaptureOptions: ParsableArguments {
         valueName: "NAME"))
     var device: String?
 
+    @Option(parsing: .upToNextOption, help: ArgumentHelp(
+        "App audio from these applications only (name, binary, node name or pid; `deskaudio apps` lists them).",
+        valueName: "APP"))
+    var only: [String] = []
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp(
+        "App audio from every application but these.", valueName: "APP"))
+    var exclude: [String] = []
+
+    @Flag(help: "With --only or --exclude: record this process's own playback too (left out by default).")
+    var includeSelf = false
+
     @Option(help: BackendChoice.help)
     var backend = BackendChoice.auto
+
+    /// The applications asked for, nil for the default sink's whole monitor.
+    var apps: AppSelection? {
+        if !only.isEmpty { return AppSelection(mode: .only, names: only, includesOwnProcess: includeSelf) }
+        if !exclude.isEmpty { return AppSelection(mode: .allExcept, names: exclude, includesOwnProcess: includeSelf) }
+        return nil
+    }
+
+    func validate() throws {
+        if !only.isEmpty && !exclude.isEmpty { throw ValidationError("--only and --exclude cannot be used together") }
+        if includeSelf && only.isEmpty && exclude.isEmpty {
+            throw ValidationError("--include-self goes with --only or --exclude")
+        }
+        if apps != nil && device != nil { throw ValidationError("--only/--exclude record applications, not a --device") }
+    }
 
     /// Chooses backend and device on `service` and starts capture: app audio unless only
     /// the microphone was asked for; a named device adds its own kind (a sink's monitor is
@@ -33,6 +60,10 @@ struct CaptureOptions: ParsableArguments {
                 micWanted = mic || isMic
                 appWanted = app || !isMic
                 try service.setDevice(device, forMic: isMic)
+            }
+            if let apps {
+                appWanted = true
+                try service.setApps(apps)
             }
             try service.enable(mic: micWanted, app: appWanted)
         } catch {

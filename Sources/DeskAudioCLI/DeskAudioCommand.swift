@@ -18,8 +18,10 @@ struct DeskAudioCommand: ParsableCommand {
               deskaudio record --device NAME out.opus # a sink's monitor or a source
               deskaudio meter --app --mic             # live levels, gate state
               deskaudio devices --backend pulse       # the PulseAudio API
+              deskaudio apps                          # applications playing now
+              deskaudio record --only firefox f.opus  # one application only
             """,
         version: String(cString: deskaudio_version()!),
-        subcommands: [DevicesCommand.self, RecordCommand.self, MeterCommand.self]
+        subcommands: [DevicesCommand.self, AppsCommand.self, RecordCommand.self, MeterCommand.self]
     )
 }

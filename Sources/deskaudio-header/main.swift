@@ -37,10 +37,12 @@ func cType(_ swiftType: String) throws -> String {
     if type.hasPrefix("deskaudio_") && type.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
         return type
     }
-    for (prefix, qualifier) in [("UnsafePointer<", "const "), ("UnsafeMutablePointer<", "")]
+    for (prefix, isConst) in [("UnsafePointer<", true), ("UnsafeMutablePointer<", false)]
     where type.hasPrefix(prefix) && type.hasSuffix(">") {
-        let pointee = String(type.dropFirst(prefix.count).dropLast())
-        return qualifier + (try cType(pointee)) + " *"
+        let pointee = try cType(String(type.dropFirst(prefix.count).dropLast()))
+        guard isConst else { return pointee + " *" }
+        // A const pointer to a pointer: `const char *const *`; to anything else: `const T *`.
+        return pointee.hasSuffix("*") ? pointee + "const *" : "const " + pointee + " *"
     }
     throw GeneratorError(description: "no C type for Swift type '\(swiftType)'")
 }

@@ -48,6 +48,11 @@ final class FakeBackend: CaptureBackend, @unchecked Sendable {
         guard isAnswering else { throw .noServer("\(serverName) is off") }
         return lock.withLock { deviceList }
     }
+
+    func playbackStreams() throws(DeskAudioError) -> [PlaybackStream] {
+        guard isAnswering else { throw .noServer("\(serverName) is off") }
+        return []
+    }
 }
 
 /// One stream a FakeBackend opened.

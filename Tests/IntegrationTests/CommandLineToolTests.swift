@@ -97,6 +97,34 @@ extension RealServerTests {
             #expect(last.contains("gate open"), "\(last)")
         }
 
+        /// `deskaudio apps` lists what plays; `record --only` records that application alone,
+        /// `--exclude` everything but it, on the decoded file.
+        @Test func listsApplicationsAndRecordsTheChosenOnes() throws {
+            let players = try [(440.0, "ToneA"), (1000, "ToneB")].map { frequency, name in
+                try ExternalTools.playTone(frequency: frequency, amplitude: 0.3, seconds: 4, application: name)
+            }
+            defer { players.forEach { $0.waitUntilExit() } }
+            Thread.sleep(forTimeInterval: 0.5)
+            let apps = try ExternalTools.run([commandLineTool, "apps", "--backend", "pipewire"])
+            #expect(apps.status == 0, "\(apps.error)")
+            #expect(
+                apps.output.contains("ToneA  binary=pacat  pid=\(players[0].processIdentifier)  node=ToneA"),
+                "\(apps.output)")
+            for (flag, kept, dropped) in [("--only", 440.0, 1000.0), ("--exclude", 1000, 440)] {
+                let opus = directory.appendingPathComponent("apps\(flag).opus").path
+                let result = try ExternalTools.run(
+                    [commandLineTool, "record", flag, "tonea", "--seconds", "1.5", "--backend", "pipewire", opus])
+                #expect(result.status == 0, "\(result.error)")
+                let samples = SignalAnalysis.left(try decode(opus)[...])
+                let keptLevel = SignalAnalysis.toneLevelDecibels(samples, frequency: kept)
+                let droppedLevel = SignalAnalysis.toneLevelDecibels(samples, frequency: dropped)
+                #expect(abs(keptLevel - quietSineLevel) <= 1.5, "\(flag): \(kept) Hz at \(keptLevel) dBFS")
+                #expect(droppedLevel < keptLevel - 60, "\(flag): \(dropped) Hz at \(droppedLevel) dBFS")
+            }
+            let both = try ExternalTools.run([commandLineTool, "record", "--only", "a", "--exclude", "b", "x.opus"])
+            #expect(both.status == 64 && both.error.contains("--only and --exclude cannot be used together"))
+        }
+
         @Test func failsClearlyOnBadInput() throws {
             let unwritable = try ExternalTools.run([commandLineTool, "record", "--seconds", "1", "/nonexistent/dir/x.opus"])
             #expect(unwritable.status == 1)

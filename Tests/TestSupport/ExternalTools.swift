@@ -37,10 +37,11 @@ public enum ExternalTools {
     }
 
     /// Plays a sine (stereo, or one channel if `mono`) through pacat into `device` (default:
-    /// the default sink); returns the running player.
+    /// the default sink), as the application `application` (pacat's client name) if given;
+    /// returns the running player.
     public static func playTone(
         frequency: Double, amplitude: Float, seconds: Double, device: String? = nil, mono: Bool = false,
-        environment: [String: String] = [:]
+        application: String? = nil, environment: [String: String] = [:]
     ) throws -> Process {
         let stereo = SignalAnalysis.sine(
             frequency: frequency, amplitude: amplitude, frames: Int(seconds * 48_000))
@@ -53,7 +54,8 @@ public enum ExternalTools {
                 // 200 ms of server-side buffer: a busy test machine must not starve the player.
                 "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
                 "--channels=\(mono ? 1 : 2)",
-            ] + (device.map { ["--device=\($0)"] } ?? []) + [file.path], environment: environment)
+            ] + (device.map { ["--device=\($0)"] } ?? []) + (application.map { ["--client-name=\($0)"] } ?? [])
+                + [file.path], environment: environment)
         process.terminationHandler = { _ in try? FileManager.default.removeItem(at: file) }
         return process
     }

@@ -58,15 +58,36 @@ public enum SignalAnalysis {
     /// the stretch where that tone is present (20 ms blocks above −40 dBFS, three blocks
     /// trimmed at each end), so tones that start at different times are each measured whole.
     public static func toneLevelWherePresent(_ samples: [Float], frequency: Double) -> Double {
+        guard let stretch = steadyStretch(samples, frequency: frequency) else { return -200 }
+        return toneLevelDecibels(Array(left(samples[...])[stretch]), frequency: frequency)
+    }
+
+    /// RMS level (dBFS) of the component at `frequency` in one channel's `samples`: the median
+    /// over 100 ms blocks, each Hann-windowed (another tone does not leak in) and measured on
+    /// its own (a glitch or a gap lowers a block or two, not the whole measure through phase).
+    public static func medianBlockLevel(_ samples: ArraySlice<Float>, frequency: Double) -> Double {
+        let block = 4800
+        let window = (0..<block).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(block - 1))) }
+        var levels: [Double] = []
+        for start in stride(from: samples.startIndex, through: samples.endIndex - block, by: block) {
+            let weighted = zip(samples[start..<start + block], window).map { $0 * $1 }
+            // The Hann window halves a sine's amplitude: +6.02 dB gives the tone's own level.
+            levels.append(toneLevelDecibels(weighted, frequency: frequency) + 20 * log10(2.0))
+        }
+        guard !levels.isEmpty else { return -200 }
+        return levels.sorted()[levels.count / 2]
+    }
+
+    /// The samples of the left channel of interleaved stereo `samples` over which the tone
+    /// at `frequency` is steadily present (as toneLevelWherePresent finds it), nil if it never
+    /// is: the window in which to measure what else is there, away from its onset and end.
+    public static func steadyStretch(_ samples: [Float], frequency: Double) -> Range<Int>? {
         let channel = left(samples[...])
         let block = 960
         let present = stride(from: 0, to: channel.count - block + 1, by: block).filter {
             toneLevelDecibels(Array(channel[$0..<$0 + block]), frequency: frequency) > -40
         }
-        guard let first = present.first, let last = present.last, last - first > 6 * block else {
-            return -200
-        }
-        return toneLevelDecibels(
-            Array(channel[(first + 3 * block)..<(last - 2 * block)]), frequency: frequency)
+        guard let first = present.first, let last = present.last, last - first > 6 * block else { return nil }
+        return (first + 3 * block)..<(last - 2 * block)
     }
 }

@@ -17,6 +17,7 @@
     X(pa_context_get_server_info) \
     X(pa_context_get_sink_info_by_name) \
     X(pa_context_get_sink_info_list) \
+    X(pa_context_get_sink_input_info_list) \
     X(pa_context_get_source_info_by_name) \
     X(pa_context_get_source_info_list) \
     X(pa_context_get_state) \
@@ -28,6 +29,7 @@
     X(pa_context_unref) \
     X(pa_operation_get_state) \
     X(pa_operation_unref) \
+    X(pa_proplist_gets) \
     X(pa_stream_connect_record) \
     X(pa_stream_disconnect) \
     X(pa_stream_drop) \

@@ -17,6 +17,9 @@ protocol CaptureBackend: AnyObject, Sendable {
     /// The server's capture devices, read once: every sink (its monitor is app audio) and
     /// every source that is not a monitor, defaults marked. Blocks up to 3 s.
     func devices() throws(DeskAudioError) -> [CaptureDevice]
+
+    /// The streams applications play now, read once. Blocks up to 3 s.
+    func playbackStreams() throws(DeskAudioError) -> [PlaybackStream]
 }
 
 /// A running capture stream of any backend: it writes 48 kHz stereo floats into its feed's

@@ -10,19 +10,22 @@ public enum CaptureTarget: Sendable, Equatable {
     case sinkMonitor(named: String)
     /// The source with this name (a `CaptureDevice` of kind `.source`), never a monitor.
     case source(named: String)
+    /// What the applications `AppSelection` picks play, wherever they play to, mixed by the
+    /// server; applications that start or stop while capturing are picked up or dropped.
+    case applications(AppSelection)
 
     /// True for targets that record a sink's monitor (app audio).
     var recordsASink: Bool {
         switch self {
         case .defaultSinkMonitor, .sinkMonitor: true
-        case .defaultSource, .source: false
+        case .defaultSource, .source, .applications: false
         }
     }
 
     /// The device name asked for, nil for the default device.
     var deviceName: String? {
         switch self {
-        case .defaultSinkMonitor, .defaultSource: nil
+        case .defaultSinkMonitor, .defaultSource, .applications: nil
         case .sinkMonitor(let name), .source(let name): name
         }
     }
@@ -36,6 +39,7 @@ extension CaptureTarget: CustomStringConvertible {
         case .defaultSource: "the default source"
         case .sinkMonitor(let name): "the monitor of sink \(name)"
         case .source(let name): "source \(name)"
+        case .applications(let selection): selection.description
         }
     }
 }

@@ -31,6 +31,15 @@ final class SourceFeed: @unchecked Sendable {
         notices.log(.info, "\(name) follows the default to \(device)")
     }
 
+    /// Server thread: a playback stream appeared or went while this source records a
+    /// selection of applications; `recorded` says whether the selection takes it.
+    func reportPlayback(_ stream: PlaybackStream, appeared: Bool, recorded: Bool) {
+        let who = stream.applicationName.isEmpty ? stream.nodeName : stream.applicationName
+        let detail = "\(who) (pid \(stream.processID), stream \(stream.id)): \(recorded ? "recorded" : "not recorded")"
+        notices.post(appeared ? .appStarted : .appStopped, "\(name): \(detail)")
+        notices.log(.info, "\(name): \(appeared ? "started" : "stopped") playing: \(detail)")
+    }
+
     /// True while a stream of this source runs (set by the service that opens it).
     var isCapturing: Bool {
         get { capturing.load(ordering: .acquiring) }

@@ -32,6 +32,7 @@ public final class AudioService: @unchecked Sendable {
     // asked for by role (none: the default), kept while a source is off.
     private var sources: [CaptureSource] = []
     private var chosenDevices: [CaptureSource.Role: String] = [:]
+    private var chosenApps: AppSelection?
     // Set by a stop asked for from inside the frame handler, cleared by any later start or
     // stop: the stop thread stops only if it is still set. Atomic: the handler's thread
     // must never wait for the control lock (a stop holding it waits for that thread).
@@ -92,6 +93,7 @@ public final class AudioService: @unchecked Sendable {
             do throws(DeskAudioError) {
                 for role in starting {
                     let source = try addSource(role, device: chosenDevices[role])
+                    if role == .app { source.selection = chosenApps }
                     started.append(source)
                     try open(source, backend: backend)
                 }
@@ -163,16 +165,50 @@ public final class AudioService: @unchecked Sendable {
         pthread_mutex_lock(control)
         defer { pthread_mutex_unlock(control) }
         chosenDevices[role] = name
-        guard let source = sources.first(where: { $0.role == role }) else { return }
+        if try reopen(role, { $0.device = name }) {
+            notices.post(.deviceChanged, "\(role.name): \(name ?? "the default")")
+        }
+    }
+
+    /// Records, as app audio, what the applications `selection` picks play instead of the
+    /// default sink's monitor (nil: the monitor again, or the device chosen with setDevice).
+    /// App audio that is capturing switches at once; if that fails, it stops and this throws.
+    /// Needs the PipeWire backend (`notSupported` on PulseAudio's). Not callable from inside
+    /// the frame handler.
+    public func setApps(_ selection: AppSelection?) throws(DeskAudioError) {
+        if delivery.isDeliveringThread {
+            throw .wrongThread("applications cannot be chosen from inside the audio callback")
+        }
+        pthread_mutex_lock(control)
+        defer { pthread_mutex_unlock(control) }
+        chosenApps = selection
+        try reopen(.app) { $0.selection = selection }
+    }
+
+    /// The streams applications play now on the server the backend choice picks. Blocks up
+    /// to 3 s for the server.
+    public func playbackStreams() throws(DeskAudioError) -> [PlaybackStream] {
+        try backends.run(on: try chosenBackend()) { backend throws(DeskAudioError) in try backend.playbackStreams() }
+    }
+
+    // Control lock held. The running source of `role`, if any, stopped, changed by `change`
+    // and started again (true; false with none running); if that fails it is removed (and
+    // capture stopped if it was the last source) and this throws.
+    @discardableResult
+    private func reopen(_ role: CaptureSource.Role, _ change: (CaptureSource) -> Void) throws(DeskAudioError)
+        -> Bool
+    {
+        guard let source = sources.first(where: { $0.role == role }) else { return false }
         close(source)
-        source.device = name
+        change(source)
         do throws(DeskAudioError) {
             try open(source, backend: inUse.value)
         } catch {
             remove(source)
+            if sources.isEmpty { stopAll() }
             throw error
         }
-        notices.post(.deviceChanged, "\(role.name): \(name ?? "the default")")
+        return true
     }
 
     /// The backend capture uses now, nil while stopped.

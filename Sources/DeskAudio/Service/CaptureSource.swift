@@ -24,6 +24,8 @@ final class CaptureSource {
     let feed: SourceFeed
     /// The device asked for by name; nil follows the default.
     var device: String?
+    /// For app audio: the applications recorded instead of a sink's monitor (nil: the monitor).
+    var selection: AppSelection?
     /// The stream, while one is open (possibly failed, waiting to be reopened).
     var stream: CaptureStream?
     /// When to try reopening a failed stream.
@@ -40,7 +42,8 @@ final class CaptureSource {
     /// What its stream records.
     var target: CaptureTarget {
         switch role {
-        case .app: device.map { .sinkMonitor(named: $0) } ?? .defaultSinkMonitor
+        case .app:
+            if let selection { .applications(selection) } else { device.map { .sinkMonitor(named: $0) } ?? .defaultSinkMonitor }
         case .mic: device.map { .source(named: $0) } ?? .defaultSource
         }
     }

@@ -8,6 +8,11 @@ public enum LibraryEvent: Int32, Sendable, CaseIterable {
     case deviceChanged = 3
     /// Something failed that no call returned to the host (a reconnect attempt, say).
     case error = 4
+    /// While applications are selected: one started playing (the detail says whether the
+    /// selection records it).
+    case appStarted = 5
+    /// While applications are selected: one stopped playing.
+    case appStopped = 6
 }
 
 /// How much a log message matters; a log handler gets the levels up to the one it asked for.

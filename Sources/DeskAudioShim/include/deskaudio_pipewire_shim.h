@@ -1,5 +1,6 @@
 /* Fixed-argument wrappers for PipeWire methods that its headers define only as macros
- * (pw_core_add_listener, pw_core_sync, pw_registry_add_listener, pw_metadata_add_listener),
+ * (pw_core_add_listener, pw_core_sync, pw_registry_add_listener, pw_metadata_add_listener,
+ * pw_node_add_listener, pw_client_add_listener, pw_core_create_object),
  * which Swift cannot call. Hidden: they never leave libdeskaudio.so. */
 #ifndef DESKAUDIO_PIPEWIRE_SHIM_H
 #define DESKAUDIO_PIPEWIRE_SHIM_H
@@ -18,5 +19,16 @@ DESKAUDIO_PW_SHIM_HIDDEN int deskaudio_shim_registry_add_listener(
 DESKAUDIO_PW_SHIM_HIDDEN int deskaudio_shim_metadata_add_listener(
     struct pw_metadata *metadata, struct spa_hook *listener, const struct pw_metadata_events *events,
     void *data);
+DESKAUDIO_PW_SHIM_HIDDEN int deskaudio_shim_node_add_listener(
+    struct pw_node *node, struct spa_hook *listener, const struct pw_node_events *events, void *data);
+
+DESKAUDIO_PW_SHIM_HIDDEN int deskaudio_shim_client_add_listener(
+    struct pw_client *client, struct spa_hook *listener, const struct pw_client_events *events, void *data);
+
+/* Asks the daemon to link one output port to one input port (link-factory); the link belongs
+ * to this client (no linger): destroying the proxy, or disconnecting, removes it. NULL on
+ * failure (errno). */
+DESKAUDIO_PW_SHIM_HIDDEN struct pw_proxy *deskaudio_shim_create_link(
+    struct pw_core *core, uint32_t output_node, uint32_t output_port, uint32_t input_node, uint32_t input_port);
 
 #endif

@@ -11,6 +11,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private let wake: WakeSignal
     private var connection: PipeWireConnection?
     private var linkWatch: PipeWireLinkWatch?
+    private var appRouter: PipeWireAppRouter?
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
     // Written on the loop thread with the loop lock held; read with it held.
@@ -53,7 +54,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
             try PipeWireCapture.check(target, on: newConnection, deadline: &deadline)
             try connectLocked(target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs)
-            if target.deviceName == nil { try watchRelinksLocked(target, on: newConnection) }
+            if case .applications(let selection) = target {
+                try routeLocked(selection, on: newConnection)
+            } else if target.deviceName == nil {
+                try watchRelinksLocked(target, on: newConnection)
+            }
             newConnection.unlock()
         } catch {
             newConnection.unlock()
@@ -68,6 +73,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         guard let connection else { return }
         connection.lock()
         linkWatch?.finish()
+        appRouter?.finish()
+        appRouter = nil
         if let stream { pw_stream_destroy(stream) }
         stream = nil
         connection.unlock()
@@ -83,11 +90,12 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     static func check(
         _ target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec
     ) throws(DeskAudioError) {
+        if case .applications = target { return }
         if target == .defaultSinkMonitor { return }
         let server = try PipeWireDevices.read(on: connection, deadline: &deadline)
         func device(_ name: String) -> CaptureDevice? { server.devices.first { $0.name == name } }
         switch target {
-        case .defaultSinkMonitor:
+        case .defaultSinkMonitor, .applications:
             break
         case .defaultSource:
             if let name = server.defaultSourceName, device(name)?.kind == .sink {
@@ -119,6 +127,14 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             pw_properties_set(properties, PW_KEY_TARGET_OBJECT, name)
             pw_properties_set(properties, PW_KEY_NODE_DONT_RECONNECT, "true")
         }
+        // Applications are linked in by the router, not by the session manager; the stream
+        // runs unlinked too (silence), so the zero gate sees time pass as with a monitor.
+        var autoconnect = PW_STREAM_FLAG_AUTOCONNECT.rawValue
+        if case .applications = target {
+            pw_properties_set(properties, PW_KEY_NODE_AUTOCONNECT, "false")
+            pw_properties_set(properties, PW_KEY_NODE_ALWAYS_PROCESS, "true")
+            autoconnect = 0
+        }
         guard let newStream = pw_stream_new(connection.core, "DeskAudio capture", properties) else {
             throw .outOfResources("cannot create a PipeWire stream: \(PipeWireConnection.errnoText())")
         }
@@ -144,7 +160,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                 UnsafePointer(spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat.rawValue, &info))
             ]
             let flags = pw_stream_flags(
-                PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                autoconnect | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
                     | PW_STREAM_FLAG_RT_PROCESS.rawValue)
             return pw_stream_connect(
                 newStream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */, flags, &params, 1)
@@ -172,6 +188,19 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             onRelink: { [unowned self] node in feed.reportDeviceChange(to: node + suffix) })
         linkWatch = watch
         try watch.start()
+    }
+
+    /// Links what `selection` picks into this stream, following applications that come and
+    /// go, and tells the host of each. Lock held.
+    private func routeLocked(_ selection: AppSelection, on connection: PipeWireConnection) throws(DeskAudioError) {
+        let router = PipeWireAppRouter(
+            connection: connection, selection: selection,
+            captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
+            onChange: { [unowned self] stream, appeared, recorded in
+                feed.reportPlayback(stream, appeared: appeared, recorded: recorded)
+            })
+        appRouter = router
+        try router.start()
     }
 
     private var listenerStorage: UnsafeMutablePointer<spa_hook>? {

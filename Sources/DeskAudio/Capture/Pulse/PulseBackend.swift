@@ -7,16 +7,33 @@ final class PulseBackend: CaptureBackend {
     func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal) throws(DeskAudioError)
         -> CaptureStream
     {
+        if case .applications = target {
+            throw .notSupported(
+                "choosing applications needs the PipeWire backend: through the PulseAudio API this "
+                    + "version records a sink's whole monitor only (it lists the applications, but "
+                    + "does not yet record them one by one)")
+        }
         let stream = PulseCapture(feed: feed, wake: wake)
         try stream.start(target)
         return stream
     }
 
     func devices() throws(DeskAudioError) -> [CaptureDevice] {
+        try query { connection, deadline throws(DeskAudioError) in try PulseDevices.read(on: connection, deadline: deadline) }
+    }
+
+    func playbackStreams() throws(DeskAudioError) -> [PlaybackStream] {
+        try query { connection, deadline throws(DeskAudioError) in
+            try PulsePlaybackStreams.read(on: connection, deadline: deadline)
+        }
+    }
+
+    /// Runs `body` on a connection of its own, main loop lock held, within 3 s.
+    private func query<T>(_ body: (PulseConnection, UInt64) throws(DeskAudioError) -> T) throws(DeskAudioError) -> T {
         let deadline = MonotonicClock.nowNs() + 3_000_000_000
         let connection = try PulseConnection(deadline: deadline)
         connection.lock()
         defer { connection.unlock() }
-        return try PulseDevices.read(on: connection, deadline: deadline)
+        return try body(connection, deadline)
     }
 }

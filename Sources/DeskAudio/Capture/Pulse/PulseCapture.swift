@@ -180,6 +180,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             return lookUpSink(name, on: context)
         case .source(let name):
             return lookUpSource(name, on: context)
+        case .applications:  // PulseBackend refuses these before a stream starts
+            return resolved(.failure(.notSupported("the PulseAudio backend records no selection of applications")))
         case .defaultSinkMonitor, .defaultSource:
             break
         }

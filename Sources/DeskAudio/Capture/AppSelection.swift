@@ -1,0 +1,44 @@
+/// Which applications' playback an app capture records, instead of the default sink's whole
+/// monitor. An application is matched by any of its streams' application name, process
+/// binary, node name (case-insensitively, whole) or process id. The calling process's own
+/// playback is left out unless `includesOwnProcess` is set, so a host that plays a viewer's
+/// voice never sends it back.
+public struct AppSelection: Sendable, Equatable {
+    /// Whether the names are what is captured or what is left out.
+    public enum Mode: Sendable, Equatable {
+        /// Only the applications named.
+        case only
+        /// Every application but those named.
+        case allExcept
+    }
+
+    /// Only, or all except.
+    public var mode: Mode
+    /// Application names, binaries, node names or process ids.
+    public var names: [String]
+    /// True to record the calling process's own playback too.
+    public var includesOwnProcess: Bool
+
+    /// A selection of `mode` over `names`; the caller's own playback left out unless asked for.
+    public init(mode: Mode, names: [String], includesOwnProcess: Bool = false) {
+        self.mode = mode
+        self.names = names
+        self.includesOwnProcess = includesOwnProcess
+    }
+
+    /// True when the playback stream `stream` is to be recorded, the caller being process `ownProcess`.
+    public func records(_ stream: PlaybackStream, ownProcess: Int32) -> Bool {
+        if stream.processID == ownProcess && !includesOwnProcess { return false }
+        let named = names.contains { stream.answers(to: $0) }
+        return mode == .only ? named : !named
+    }
+}
+
+extension AppSelection: CustomStringConvertible {
+    /// The selection in words, for messages.
+    public var description: String {
+        let list = names.isEmpty ? "none" : names.joined(separator: ", ")
+        let own = includesOwnProcess ? ", this process included" : ""
+        return mode == .only ? "only the apps \(list)\(own)" : "every app except \(list)\(own)"
+    }
+}

@@ -1,0 +1,133 @@
+import CPipeWire
+import DeskAudioShim
+import Glibc
+
+/// Links the playback streams an `AppSelection` picks into a capture stream that the session
+/// manager leaves unlinked (node.autoconnect=false): each selected stream's output ports go to
+/// the capture's input ports (left channels to FL, right to FR, mono and centre to both), and
+/// PipeWire mixes them there. The streams keep their own links to their sinks, so the
+/// machine's speakers go on playing them. Follows the registry: a stream that appears is
+/// linked as soon as its ports are there, one that goes takes its links with it. The links
+/// belong to this connection: they vanish with it, whatever ends the process. Loop thread, or
+/// loop lock held.
+final class PipeWireAppRouter {
+    private struct Port {
+        var node: UInt32
+        var isOutput: Bool
+        var channel: String
+    }
+
+    private let connection: PipeWireConnection
+    private let selection: AppSelection
+    private let captureNode: () -> UInt32
+    private let onChange: (_ stream: PlaybackStream, _ appeared: Bool, _ recorded: Bool) -> Void
+    private let ownProcess = getpid()
+    private var registry: PipeWireRegistry?
+    private lazy var watch = PipeWireStreamWatch(
+        onUpdate: { [unowned self] stream, first in streamUpdated(stream, first: first) },
+        onRemove: { [unowned self] stream in
+            onChange(stream, false, selection.records(stream, ownProcess: ownProcess))
+        })
+    private var selected: Set<UInt32> = []
+    private var ports: [UInt32: Port] = [:]
+    // Per playback stream: the links made from it, keyed by (output port, input port).
+    private var links: [UInt32: [PortPair: OpaquePointer]] = [:]
+
+    private struct PortPair: Hashable {
+        var output: UInt32
+        var input: UInt32
+    }
+
+    /// Routes what `selection` picks into the node `captureNode` returns (read as ports come);
+    /// `onChange` hears of each playback stream that appears or goes, and whether it is recorded.
+    init(
+        connection: PipeWireConnection, selection: AppSelection, captureNode: @escaping () -> UInt32,
+        onChange: @escaping (PlaybackStream, Bool, Bool) -> Void
+    ) {
+        self.connection = connection
+        self.selection = selection
+        self.captureNode = captureNode
+        self.onChange = onChange
+    }
+
+    /// Lock held: binds the registry; every global present arrives first, then changes.
+    func start() throws(DeskAudioError) {
+        registry = try PipeWireRegistry(
+            on: connection,
+            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
+            onRemove: { [unowned self] id in removed(id) })
+    }
+
+    /// Lock held: removes every link made and stops watching; safe to call twice.
+    func finish() {
+        for proxy in links.values.flatMap(\.values) { pw_proxy_destroy(proxy) }
+        links = [:]
+        watch.finish()
+        registry?.close()
+        registry = nil
+    }
+
+    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
+        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+        switch type {
+        case "PipeWire:Interface:Port":
+            guard let node = property(PW_KEY_NODE_ID).flatMap(UInt32.init), property(PW_KEY_PORT_MONITOR) != "true"
+            else { return }
+            ports[id] = Port(
+                node: node, isOutput: property(PW_KEY_PORT_DIRECTION) == "out",
+                channel: property(PW_KEY_AUDIO_CHANNEL) ?? "")
+        default:
+            return watch.global(id: id, type: type, properties: properties, registry: registry?.proxy)
+        }
+        linkWhatIsSelected()
+    }
+
+    private func removed(_ id: UInt32) {
+        ports[id] = nil
+        selected.remove(id)
+        for proxy in (links.removeValue(forKey: id) ?? [:]).values { pw_proxy_destroy(proxy) }
+        watch.removed(id)
+    }
+
+    // A stream's details were read: it is linked once they say the selection takes it.
+    private func streamUpdated(_ stream: PlaybackStream, first: Bool) {
+        let recorded = selection.records(stream, ownProcess: ownProcess)
+        if first { onChange(stream, true, recorded) }
+        if recorded {
+            selected.insert(stream.id)
+            linkWhatIsSelected()
+        } else if selected.remove(stream.id) != nil {
+            // Its details changed so that the selection no longer takes it.
+            for proxy in (links.removeValue(forKey: stream.id) ?? [:]).values { pw_proxy_destroy(proxy) }
+        }
+    }
+
+    /// Makes the links still missing between each selected stream and the capture node.
+    private func linkWhatIsSelected() {
+        let capture = captureNode()
+        let inputs = ports.filter { $0.value.node == capture && !$0.value.isOutput }
+        guard capture != UInt32.max, !inputs.isEmpty else { return }
+        for stream in selected {
+            for (outputID, output) in ports where output.node == stream && output.isOutput {
+                for (inputID, input) in inputs where PipeWireAppRouter.feeds(output.channel, into: input.channel) {
+                    let pair = PortPair(output: outputID, input: inputID)
+                    guard links[stream]?[pair] == nil else { continue }
+                    guard let proxy = deskaudio_shim_create_link(connection.core, stream, outputID, capture, inputID)
+                    else { continue }
+                    links[stream, default: [:]][pair] = proxy
+                }
+            }
+        }
+    }
+
+    /// Whether an output channel goes into an input channel of the stereo capture: the same
+    /// side, or both for mono and centre; LFE into neither.
+    static func feeds(_ output: String, into input: String) -> Bool {
+        switch output {
+        case "FL", "RL", "SL", "FLC", "RLC", "TFL", "TRL": input == "FL"
+        case "FR", "RR", "SR", "FRC", "RRC", "TFR", "TRR": input == "FR"
+        case "LFE", "LFE2": false
+        default: true  // MONO, FC, RC, unknown: both sides
+        }
+    }
+}
