@@ -1,6 +1,7 @@
 import DeskAudio
 import DeskAudioC
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -51,18 +52,21 @@ extension RealServerTests {
             players.forEach { $0.waitUntilExit() }
         }
 
-        /// Levels (dBFS) of `frequencies` in the decoded frames, all measured over the stretch
-        /// where the tone at `reference` (one that must be there) is steady (the players start
-        /// and stop together; a tone's abrupt onset, broadband, is left out), as the median of
-        /// 100 ms Hann-windowed blocks.
+        /// Levels (dBFS) of `frequencies` in the decoded frames, as the median of 100 ms
+        /// Hann-windowed blocks: a tone that is there over the stretch where it is steady (its
+        /// abrupt onset, broadband, left out); one that never is, over the stretch where the
+        /// tone at `reference` (one that must be there) is steady.
         static func levels(_ collector: FrameCollector, _ frequencies: [Double], reference: Double) throws -> [Double] {
             let decoded = try collector.decoded()
-            guard let stretch = SignalAnalysis.steadyStretch(decoded, frequency: reference) else {
+            let channel = SignalAnalysis.left(decoded[...])
+            guard let around = SignalAnalysis.steadyStretch(decoded, frequency: reference) else {
                 Issue.record("the \(reference) Hz tone is not in the capture")
                 return frequencies.map { _ in -200 }
             }
-            let window = SignalAnalysis.left(decoded[...])[stretch]
-            return frequencies.map { SignalAnalysis.medianBlockLevel(window, frequency: $0) }
+            return frequencies.map { frequency in
+                let stretch = SignalAnalysis.steadyStretch(decoded, frequency: frequency) ?? around
+                return SignalAnalysis.medianBlockLevel(channel[stretch], frequency: frequency)
+            }
         }
 
         @Test func onlyTheChosenApplicationIsRecorded() throws {
@@ -124,21 +128,55 @@ extension RealServerTests {
             return nil
         }
 
-        /// The host plays 700 Hz itself (libpulse in this process) while ToneB plays 1000 Hz:
+        /// The host plays 440 Hz itself (libpulse in this process) while ToneB plays 1500 Hz:
         /// all-except-nothing records ToneB and not the host, until the host asks for itself.
+        /// (The tones are far apart: Opus's coding noise around one tone is not the other.)
         @Test func theHostsOwnPlaybackIsLeftOutUntilAskedFor() throws {
             func play() throws {
-                let other = try ExternalTools.playTone(frequency: 1000, amplitude: 0.3, seconds: 1.5, application: "ToneB")
-                try InProcessPlayer.play(frequency: 700, amplitude: 0.3, seconds: 1.5, name: "HostItself")
+                let other = try ExternalTools.playTone(frequency: 1500, amplitude: 0.3, seconds: 1.5, application: "ToneB")
+                try InProcessPlayer.play(frequency: 440, amplitude: 0.3, seconds: 1.5, name: "HostItself")
                 other.waitUntilExit()
             }
-            let without = try Self.levels(try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, []) { try play() }, [700, 1000], reference: 1000)
+            let without = try Self.levels(
+                try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, []) { try play() }, [440, 1500], reference: 1500)
             #expect(abs(without[1] - quietSineLevel) <= 1, "ToneB at \(without[1]) dBFS")
-            #expect(without[0] < without[1] - 60, "the host's own 700 Hz at \(without[0]) dBFS")
+            #expect(without[0] < without[1] - 60, "the host's own 440 Hz at \(without[0]) dBFS")
             let with = try Self.levels(
-                try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], includeOwnProcess: true) { try play() }, [700, 1000], reference: 1000)
+                try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], includeOwnProcess: true) { try play() }, [440, 1500],
+                reference: 1500)
             #expect(abs(with[0] - quietSineLevel) <= 1 && abs(with[1] - quietSineLevel) <= 1, "\(with)")
-            print("measured: host's own 700 Hz left out: \(without[0]) dBFS; put back in: \(with[0]) dBFS")
+            print("measured: host's own 440 Hz left out: \(without[0]) dBFS; put back in: \(with[0]) dBFS")
+        }
+
+        /// The links a selection makes belong to the capturing process's connection: a host
+        /// killed with SIGKILL leaves none behind, and the application plays on to its sink.
+        @Test func aKilledHostLeavesNoLinksBehind() throws {
+            let player = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 4, application: "ToneA")
+            defer { player.waitUntilExit() }
+            Thread.sleep(forTimeInterval: 0.3)
+            let (host, _, _) = try ExternalTools.start(
+                [commandLineTool, "record", "--only", "ToneA", "--seconds", "30", "--backend", "pipewire", "/dev/null"])
+            func linksInto(_ node: String) throws -> [String] {
+                let listing = try ExternalTools.run(["pw-link", "--links"]).output.split(separator: "\n")
+                // "  |<- ToneA:output_FL" lines follow the input port they feed.
+                var into = ""
+                var found: [String] = []
+                for line in listing {
+                    if !line.hasPrefix(" ") { into = String(line) } else if into.hasPrefix(node), line.contains("|<-") {
+                        found.append("\(into) <- \(line.split(separator: " ").last ?? "")")
+                    }
+                }
+                return found
+            }
+            #expect(
+                waitUntil(seconds: 3) { (try? linksInto("deskaudio:input_"))?.count == 2 },
+                "ToneA linked into the capture: \((try? linksInto("deskaudio:input_")) ?? [])")
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+            #expect(
+                waitUntil(seconds: 1) { (try? linksInto("deskaudio:input_"))?.isEmpty == true },
+                "links left: \((try? linksInto("deskaudio:input_")) ?? [])")
+            #expect(try linksInto("deskaudio_sink:playback_").contains { $0.contains("ToneA:output_") }, "still playing")
         }
 
         @Test func thePlayingApplicationsAreListed() throws {

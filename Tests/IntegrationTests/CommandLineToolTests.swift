@@ -115,9 +115,11 @@ extension RealServerTests {
                 let result = try ExternalTools.run(
                     [commandLineTool, "record", flag, "tonea", "--seconds", "1.5", "--backend", "pipewire", opus])
                 #expect(result.status == 0, "\(result.error)")
-                let samples = SignalAnalysis.left(try decode(opus)[...])
-                let keptLevel = SignalAnalysis.toneLevelDecibels(samples, frequency: kept)
-                let droppedLevel = SignalAnalysis.toneLevelDecibels(samples, frequency: dropped)
+                let decoded = try decode(opus)
+                let stretch = try #require(SignalAnalysis.steadyStretch(decoded, frequency: kept), "\(flag): no \(kept) Hz")
+                let window = SignalAnalysis.left(decoded[...])[stretch]
+                let keptLevel = SignalAnalysis.medianBlockLevel(window, frequency: kept)
+                let droppedLevel = SignalAnalysis.medianBlockLevel(window, frequency: dropped)
                 #expect(abs(keptLevel - quietSineLevel) <= 1.5, "\(flag): \(kept) Hz at \(keptLevel) dBFS")
                 #expect(droppedLevel < keptLevel - 60, "\(flag): \(dropped) Hz at \(droppedLevel) dBFS")
             }

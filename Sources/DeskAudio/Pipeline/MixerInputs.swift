@@ -29,8 +29,13 @@ public final class MixerInputs {
 
     /// Lists `ring`, whose audio carries `flags`, under `slot` (unique among the inputs).
     public func append(_ ring: SampleRing, flags: AudioFrameHeader.Flags, slot: Int) {
+        append(Unmanaged.passUnretained(ring), flags: flags, slot: slot)
+    }
+
+    /// Lists an unretained ring (no reference count touched: the worker's hot path).
+    func append(_ ring: Unmanaged<SampleRing>, flags: AudioFrameHeader.Flags, slot: Int) {
         precondition(count < MixerInputs.capacity && (0..<MixerInputs.capacity).contains(slot))
-        rings[count] = Unmanaged.passUnretained(ring)
+        rings[count] = ring
         flagStorage[count] = flags
         slotStorage[count] = slot
         count += 1

@@ -92,8 +92,7 @@ public final class AudioService: @unchecked Sendable {
             var started: [CaptureSource] = []
             do throws(DeskAudioError) {
                 for role in starting {
-                    let source = try addSource(role, device: chosenDevices[role])
-                    if role == .app { source.selection = chosenApps }
+                    let source = try addSource(role)
                     started.append(source)
                     try open(source, backend: backend)
                 }
@@ -349,13 +348,16 @@ public final class AudioService: @unchecked Sendable {
         }
     }
 
-    // Control lock held. A new source of `role` in a free slot, listed (not yet capturing).
-    private func addSource(_ role: CaptureSource.Role, device: String?) throws(DeskAudioError) -> CaptureSource {
+    // Control lock held. A new source of `role` in a free slot, on the device and selection
+    // chosen for it, listed (not yet capturing).
+    private func addSource(_ role: CaptureSource.Role) throws(DeskAudioError) -> CaptureSource {
         guard let slot = (0..<slots.feeds.count).first(where: { slot in !sources.contains { $0.slot == slot } })
         else {
             throw .outOfResources("a capture holds at most \(slots.feeds.count) sources")
         }
-        let source = CaptureSource(role: role, device: device, slot: slot, feed: slots.feeds[slot])
+        let source = CaptureSource(
+            role: role, device: chosenDevices[role], selection: role == .app ? chosenApps : nil, slot: slot,
+            feed: slots.feeds[slot])
         sources.append(source)
         return source
     }

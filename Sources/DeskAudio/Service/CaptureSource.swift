@@ -31,10 +31,12 @@ final class CaptureSource {
     /// When to try reopening a failed stream.
     var retry = RetryBackoff()
 
-    /// A source of `role` on `device` (nil: the default), writing to the feed in `slot`.
-    init(role: Role, device: String?, slot: Int, feed: SourceFeed) {
+    /// A source of `role` on `device` (nil: the default) or, for app audio, recording
+    /// `selection` (nil: a sink's monitor), writing to the feed in `slot`.
+    init(role: Role, device: String?, selection: AppSelection?, slot: Int, feed: SourceFeed) {
         self.role = role
         self.device = device
+        self.selection = selection
         self.slot = slot
         self.feed = feed
     }
