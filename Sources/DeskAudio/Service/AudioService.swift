@@ -343,8 +343,7 @@ public final class AudioService: @unchecked Sendable {
             source.retry.reset()
         } catch {
             notices.log(.debug, "\(source.role.name): reconnect failed: \(error.message)")
-            source.retry.failed(at: MonotonicClock.nowNs())
-            source.stream = failed  // kept, to be retried
+            source.retry.failed(at: MonotonicClock.nowNs())  // the failed stream stays, to be retried
         }
     }
 
