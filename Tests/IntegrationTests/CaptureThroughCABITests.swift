@@ -44,7 +44,7 @@ extension RealServerTests {
                 (195...205).contains(tone.loudFrames.count),
                 "2 s of tone: \(tone.loudFrames.count) loud frames")
             let dropouts = tone.dropouts(expected: halfScaleSineLevel, tolerance: 1)
-            #expect(dropouts.isEmpty, "frames off the tone level: \(dropouts)")
+            #expect(dropouts.isEmpty, "frames off the tone level: \(tone.describe(dropouts))")
             let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
             print(
                 "measured: C ABI capture of 1 kHz at \(halfScaleSineLevel) dBFS: \(frequency) Hz, \(level) dBFS, "

@@ -41,4 +41,9 @@ public struct ToneCheck {
         }
         return ((first + trim)...(last - trim)).filter { abs(frameLevels[$0] - expected) > tolerance }
     }
+
+    /// Each frame's index and level, for a failure message: "112: -10.3 dBFS".
+    public func describe(_ frames: [Int]) -> String {
+        frames.map { "\($0): \((frameLevels[$0] * 10).rounded() / 10) dBFS" }.joined(separator: ", ")
+    }
 }
