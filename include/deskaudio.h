@@ -555,7 +555,8 @@ int32_t deskaudio_list_apps(deskaudio_app_callback callback, void *user_data);
  * in `names`, each matched, ignoring case, against a stream's application name, process
  * binary or node name, or as a process id (deskaudio_list_apps() shows them). Applications
  * that start or stop while capturing are picked up or dropped at once
- * (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them.
+ * (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them
+ * unless deskaudio_capture_set_mute_host() says otherwise.
  * The calling process's own playback is left out unless `include_own_process` is true, so a
  * host that plays its viewer's voice never sends it back. App audio that is capturing
  * switches at once. Needs the PipeWire backend: through the PulseAudio API, a selection
@@ -568,6 +569,25 @@ int32_t deskaudio_capture_set_apps(deskaudio_capture *capture, int32_t mode, con
 
 /** deskaudio_capture_set_apps() on the default capture. */
 int32_t deskaudio_set_apps(int32_t mode, const char *const *names, size_t count, bool include_own_process);
+
+/**
+ * While `mute` is true, what `capture`'s app audio records reaches the viewer but not the
+ * machine's speakers: the recorded streams play into a silent sink of the library's
+ * ("deskaudio-mute-…", left out of device lists) and the default sink is never changed.
+ * With DESKAUDIO_APPS_ALL, app audio then records every application but the calling
+ * process, wherever it plays, instead of the default sink's monitor. Every stream is back on
+ * the device it played to when `mute` goes false, when capture stops, and (PipeWire removes
+ * what a client made when it goes) within a second of the process's death, even by SIGKILL;
+ * a stream the user moved by hand comes back to the default device then, and to the device
+ * it had at the next mute on that server. A stream moved elsewhere while muted stays there.
+ * App audio that is capturing switches at once. Needs the PipeWire backend: through the
+ * PulseAudio API it returns DESKAUDIO_ERROR_NOT_SUPPORTED. Not callable from inside the
+ * capture's frame callback.
+ */
+int32_t deskaudio_capture_set_mute_host(deskaudio_capture *capture, bool mute);
+
+/** deskaudio_capture_set_mute_host() on the default capture. */
+int32_t deskaudio_set_mute_host(bool mute);
 
 /**
  * Sets the function that receives `capture`'s state events, with `user_data` passed back;

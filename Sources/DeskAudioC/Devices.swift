@@ -122,7 +122,8 @@ public func deskaudio_list_apps(_ callback: deskaudio_app_callback?, _ user_data
 /// in `names`, each matched, ignoring case, against a stream's application name, process
 /// binary or node name, or as a process id (deskaudio_list_apps() shows them). Applications
 /// that start or stop while capturing are picked up or dropped at once
-/// (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them.
+/// (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them
+/// unless deskaudio_capture_set_mute_host() says otherwise.
 /// The calling process's own playback is left out unless `include_own_process` is true, so a
 /// host that plays its viewer's voice never sends it back. App audio that is capturing
 /// switches at once. Needs the PipeWire backend: through the PulseAudio API, a selection
@@ -169,6 +170,29 @@ public func deskaudio_set_apps(
     _ mode: Int32, _ names: UnsafePointer<UnsafePointer<CChar>?>?, _ count: size_t, _ include_own_process: Bool
 ) -> Int32 {
     deskaudio_capture_set_apps(defaultHandle, mode, names, count, include_own_process)
+}
+
+/// While `mute` is true, what `capture`'s app audio records reaches the viewer but not the
+/// machine's speakers: the recorded streams play into a silent sink of the library's
+/// ("deskaudio-mute-…", left out of device lists) and the default sink is never changed.
+/// With DESKAUDIO_APPS_ALL, app audio then records every application but the calling
+/// process, wherever it plays, instead of the default sink's monitor. Every stream is back on
+/// the device it played to when `mute` goes false, when capture stops, and (PipeWire removes
+/// what a client made when it goes) within a second of the process's death, even by SIGKILL;
+/// a stream the user moved by hand comes back to the default device then, and to the device
+/// it had at the next mute on that server. A stream moved elsewhere while muted stays there.
+/// App audio that is capturing switches at once. Needs the PipeWire backend: through the
+/// PulseAudio API it returns DESKAUDIO_ERROR_NOT_SUPPORTED. Not callable from inside the
+/// capture's frame callback.
+@_cdecl("deskaudio_capture_set_mute_host")
+public func deskaudio_capture_set_mute_host(_ capture: deskaudio_capture?, _ mute: Bool) -> Int32 {
+    withCapture(capture) { service in status { () throws(DeskAudioError) in try service.setMuteHost(mute) } }
+}
+
+/// deskaudio_capture_set_mute_host() on the default capture.
+@_cdecl("deskaudio_set_mute_host")
+public func deskaudio_set_mute_host(_ mute: Bool) -> Int32 {
+    deskaudio_capture_set_mute_host(defaultHandle, mute)
 }
 
 /// NULL and "" mean the default device.

@@ -26,6 +26,11 @@ struct CaptureOptions: ParsableArguments {
     @Flag(help: "With --only or --exclude: record this process's own playback too (left out by default).")
     var includeSelf = false
 
+    @Flag(help: ArgumentHelp(
+        "Keep what is recorded off this machine's speakers while capturing (PipeWire; the default sink is left alone). "
+            + "Without --only/--exclude: every application but this one, wherever it plays."))
+    var muteHost = false
+
     @Option(help: BackendChoice.help)
     var backend = BackendChoice.auto
 
@@ -41,7 +46,9 @@ struct CaptureOptions: ParsableArguments {
         if includeSelf && only.isEmpty && exclude.isEmpty {
             throw ValidationError("--include-self goes with --only or --exclude")
         }
-        if apps != nil && device != nil { throw ValidationError("--only/--exclude record applications, not a --device") }
+        if (apps != nil || muteHost) && device != nil {
+            throw ValidationError("--only/--exclude/--mute-host record applications, not a --device")
+        }
     }
 
     /// Chooses backend and device on `service` and starts capture: app audio unless only
@@ -64,6 +71,10 @@ struct CaptureOptions: ParsableArguments {
             if let apps {
                 appWanted = true
                 try service.setApps(apps)
+            }
+            if muteHost {
+                appWanted = true
+                try service.setMuteHost(true)
             }
             try service.enable(mic: micWanted, app: appWanted)
         } catch {

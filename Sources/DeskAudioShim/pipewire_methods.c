@@ -50,3 +50,26 @@ int deskaudio_shim_client_add_listener(
     struct pw_client *client, struct spa_hook *listener, const struct pw_client_events *events, void *data) {
     return pw_client_add_listener(client, listener, events, data);
 }
+
+int deskaudio_shim_metadata_set_property(
+    struct pw_metadata *metadata, uint32_t subject, const char *key, const char *type, const char *value) {
+    return pw_metadata_set_property(metadata, subject, key, type, value);
+}
+
+struct pw_proxy *deskaudio_shim_create_null_sink(struct pw_core *core, const char *name, const char *description) {
+    struct spa_dict_item items[] = {
+        SPA_DICT_ITEM_INIT(PW_KEY_FACTORY_NAME, "support.null-audio-sink"),
+        SPA_DICT_ITEM_INIT(PW_KEY_NODE_NAME, name),
+        SPA_DICT_ITEM_INIT(PW_KEY_NODE_DESCRIPTION, description),
+        SPA_DICT_ITEM_INIT(PW_KEY_MEDIA_CLASS, "Audio/Sink"),
+        SPA_DICT_ITEM_INIT("audio.position", "FL,FR"),
+        SPA_DICT_ITEM_INIT(PW_KEY_NODE_VIRTUAL, "true"),
+        /* Never the session manager's pick for a default sink. */
+        SPA_DICT_ITEM_INIT(PW_KEY_PRIORITY_SESSION, "0"),
+        SPA_DICT_ITEM_INIT(PW_KEY_PRIORITY_DRIVER, "0"),
+        /* Owned by this client: gone when it disconnects or destroys the proxy. */
+        SPA_DICT_ITEM_INIT(PW_KEY_OBJECT_LINGER, "false"),
+    };
+    struct spa_dict properties = SPA_DICT_INIT_ARRAY(items);
+    return pw_core_create_object(core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &properties, 0);
+}

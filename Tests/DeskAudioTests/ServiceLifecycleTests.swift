@@ -91,6 +91,26 @@ import Testing
         }
     }
 
+    /// Muting the host turns a whole-sink capture into every app but this process, kept off
+    /// the speakers; with apps chosen it keeps the choice; unmuting gives back the plain target.
+    @Test func muteHostCombinesWithTheChoiceOfAppsAndSwitchesARunningCapture() throws {
+        let backend = FakeBackend(devices: ServiceLifecycleTests.sinks)
+        let service = AudioService(backends: BackendSet(backends: [backend]))
+        try service.enable(mic: false, app: true)
+        try service.setMuteHost(true)
+        #expect(backend.runningStreams.map(\.target) == [.applications(.everyApp(mutesHost: true))])
+        try service.setApps(AppSelection(mode: .only, names: ["firefox"]))
+        #expect(
+            backend.runningStreams.map(\.target)
+                == [.applications(AppSelection(mode: .only, names: ["firefox"], mutesHost: true))])
+        try service.setMuteHost(false)
+        #expect(backend.runningStreams.map(\.target) == [.applications(AppSelection(mode: .only, names: ["firefox"]))])
+        try service.setApps(nil)
+        #expect(backend.runningStreams.map(\.target) == [.defaultSinkMonitor])
+        #expect(backend.streams.count == 5, "each change reopened app audio once")
+        try service.enable(mic: false, app: false)
+    }
+
     @Test func aDroppedStreamIsReopenedAndTheGapFlagged() throws {
         let backend = FakeBackend()
         let service = AudioService(backends: BackendSet(backends: [backend]))

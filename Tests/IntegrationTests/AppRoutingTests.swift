@@ -212,6 +212,11 @@ extension RealServerTests {
                 Self.setApps(capture, .DESKAUDIO_APPS_ALL_EXCEPT, ["ToneA"])
                     == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue, "switching while capturing")
             #expect(String(cString: deskaudio_capture_backend(capture)!) == "", "app audio stopped, not widened")
+            #expect(Self.setApps(capture, .DESKAUDIO_APPS_ALL, []) == 0)
+            #expect(deskaudio_capture_set_mute_host(capture, true) == 0, "stored while stopped")
+            #expect(deskaudio_capture_enable(capture, false, true) == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue)
+            #expect(Self.lastError().contains("muting the host needs the PipeWire backend"), "\(Self.lastError())")
+            #expect(deskaudio_set_mute_host(false) == 0, "the default capture, stopped")
         }
 
         @Test func badSelectionsAreRefused() {

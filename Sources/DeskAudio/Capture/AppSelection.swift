@@ -18,12 +18,23 @@ public struct AppSelection: Sendable, Equatable {
     public var names: [String]
     /// True to record the calling process's own playback too.
     public var includesOwnProcess: Bool
+    /// True to keep what is recorded off the machine's speakers while capturing (the streams
+    /// play into a silent sink of the library's; the default sink is never changed).
+    public var mutesHost: Bool
 
-    /// A selection of `mode` over `names`; the caller's own playback left out unless asked for.
-    public init(mode: Mode, names: [String], includesOwnProcess: Bool = false) {
+    /// A selection of `mode` over `names`; the caller's own playback left out unless asked
+    /// for; the speakers muted for what is recorded if `mutesHost`.
+    public init(mode: Mode, names: [String], includesOwnProcess: Bool = false, mutesHost: Bool = false) {
         self.mode = mode
         self.names = names
         self.includesOwnProcess = includesOwnProcess
+        self.mutesHost = mutesHost
+    }
+
+    /// Every application but the calling process, as the default sink's monitor would hold
+    /// them, optionally kept off the speakers.
+    public static func everyApp(mutesHost: Bool) -> AppSelection {
+        AppSelection(mode: .allExcept, names: [], mutesHost: mutesHost)
     }
 
     /// True when the playback stream `stream` is to be recorded, the caller being process `ownProcess`.
@@ -39,6 +50,7 @@ extension AppSelection: CustomStringConvertible {
     public var description: String {
         let list = names.isEmpty ? "none" : names.joined(separator: ", ")
         let own = includesOwnProcess ? ", this process included" : ""
-        return mode == .only ? "only the apps \(list)\(own)" : "every app except \(list)\(own)"
+        let muted = mutesHost ? ", kept off the speakers" : ""
+        return mode == .only ? "only the apps \(list)\(own)\(muted)" : "every app except \(list)\(own)\(muted)"
     }
 }

@@ -33,6 +33,7 @@ public final class AudioService: @unchecked Sendable {
     private var sources: [CaptureSource] = []
     private var chosenDevices: [CaptureSource.Role: String] = [:]
     private var chosenApps: AppSelection?
+    private var mutesHost = false
     // Set by a stop asked for from inside the frame handler, cleared by any later start or
     // stop: the stop thread stops only if it is still set. Atomic: the handler's thread
     // must never wait for the control lock (a stop holding it waits for that thread).
@@ -175,13 +176,37 @@ public final class AudioService: @unchecked Sendable {
     /// Needs the PipeWire backend (`notSupported` on PulseAudio's). Not callable from inside
     /// the frame handler.
     public func setApps(_ selection: AppSelection?) throws(DeskAudioError) {
-        if delivery.isDeliveringThread {
-            throw .wrongThread("applications cannot be chosen from inside the audio callback")
-        }
+        try changeAppSelection("applications cannot be chosen") { chosenApps = selection }
+    }
+
+    /// While `mute` is true, what app audio records reaches the viewer but not the machine's
+    /// speakers: the recorded streams play into a silent sink of the library's, never by
+    /// changing the default sink. Without a selection (setApps(nil)) app audio then records
+    /// every application but this process, wherever it plays, instead of a sink's monitor.
+    /// False gives every stream back the device it played to (unless the selection asks for
+    /// the mute itself: `AppSelection.mutesHost`). App audio that is capturing
+    /// switches at once; if that fails, it stops and this throws. Needs the PipeWire backend
+    /// (`notSupported` on PulseAudio's). Not callable from inside the frame handler.
+    public func setMuteHost(_ mute: Bool) throws(DeskAudioError) {
+        try changeAppSelection("the host cannot be muted") { mutesHost = mute }
+    }
+
+    // Applies `change` (to chosenApps or mutesHost) under the control lock and switches app
+    // audio that is capturing; `refusal` starts the wrong-thread message.
+    private func changeAppSelection(_ refusal: String, _ change: () -> Void) throws(DeskAudioError) {
+        if delivery.isDeliveringThread { throw .wrongThread("\(refusal) from inside the audio callback") }
         pthread_mutex_lock(control)
         defer { pthread_mutex_unlock(control) }
-        chosenApps = selection
-        try reopen(.app) { $0.selection = selection }
+        change()
+        let effective = appSelection
+        try reopen(.app) { $0.selection = effective }
+    }
+
+    // Control lock held: what app audio records, the choice of applications and the mute combined.
+    private var appSelection: AppSelection? {
+        guard var selection = chosenApps else { return mutesHost ? .everyApp(mutesHost: true) : nil }
+        selection.mutesHost = selection.mutesHost || mutesHost
+        return selection
     }
 
     /// The streams applications play now on the server the backend choice picks. Blocks up
@@ -355,7 +380,7 @@ public final class AudioService: @unchecked Sendable {
             throw .outOfResources("a capture holds at most \(slots.feeds.count) sources")
         }
         let source = CaptureSource(
-            role: role, device: chosenDevices[role], selection: role == .app ? chosenApps : nil, slot: slot,
+            role: role, device: chosenDevices[role], selection: role == .app ? appSelection : nil, slot: slot,
             feed: slots.feeds[slot])
         sources.append(source)
         return source

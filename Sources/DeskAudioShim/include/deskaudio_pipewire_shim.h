@@ -1,6 +1,7 @@
 /* Fixed-argument wrappers for PipeWire methods that its headers define only as macros
  * (pw_core_add_listener, pw_core_sync, pw_registry_add_listener, pw_metadata_add_listener,
- * pw_node_add_listener, pw_client_add_listener, pw_core_create_object),
+ * pw_node_add_listener, pw_client_add_listener, pw_core_create_object,
+ * pw_metadata_set_property),
  * which Swift cannot call. Hidden: they never leave libdeskaudio.so. */
 #ifndef DESKAUDIO_PIPEWIRE_SHIM_H
 #define DESKAUDIO_PIPEWIRE_SHIM_H
@@ -30,5 +31,14 @@ DESKAUDIO_PW_SHIM_HIDDEN int deskaudio_shim_client_add_listener(
  * failure (errno). */
 DESKAUDIO_PW_SHIM_HIDDEN struct pw_proxy *deskaudio_shim_create_link(
     struct pw_core *core, uint32_t output_node, uint32_t output_port, uint32_t input_node, uint32_t input_port);
+
+/* Sets (value non-NULL) or clears (NULL) one metadata property of `subject`. */
+DESKAUDIO_PW_SHIM_HIDDEN int deskaudio_shim_metadata_set_property(
+    struct pw_metadata *metadata, uint32_t subject, const char *key, const char *type, const char *value);
+
+/* Asks the daemon for a silent stereo sink named `name` (support.null-audio-sink), owned by
+ * this client (no linger) and never picked as a default. NULL on failure (errno). */
+DESKAUDIO_PW_SHIM_HIDDEN struct pw_proxy *deskaudio_shim_create_null_sink(
+    struct pw_core *core, const char *name, const char *description);
 
 #endif

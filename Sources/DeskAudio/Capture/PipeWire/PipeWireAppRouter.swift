@@ -8,8 +8,9 @@ import Glibc
 /// PipeWire mixes them there. The streams keep their own links to their sinks, so the
 /// machine's speakers go on playing them. Follows the registry: a stream that appears is
 /// linked as soon as its ports are there, one that goes takes its links with it. The links
-/// belong to this connection: they vanish with it, whatever ends the process. Loop thread, or
-/// loop lock held.
+/// belong to this connection: they vanish with it, whatever ends the process. With
+/// a `PipeWireHostMute`, the selected streams are kept off the speakers.
+/// Loop thread, or loop lock held.
 final class PipeWireAppRouter {
     private struct Port {
         var node: UInt32
@@ -30,6 +31,7 @@ final class PipeWireAppRouter {
         })
     private var selected: Set<UInt32> = []
     private var ports: [UInt32: Port] = [:]
+    private let mute: PipeWireHostMute?
     // Per playback stream: the links made from it, keyed by (output port, input port).
     private var links: [UInt32: [PortPair: OpaquePointer]] = [:]
 
@@ -38,16 +40,19 @@ final class PipeWireAppRouter {
         var input: UInt32
     }
 
-    /// Routes what `selection` picks into the node `captureNode` returns (read as ports come);
-    /// `onChange` hears of each playback stream that appears or goes, and whether it is recorded.
+    /// Routes what `selection` picks into the node `captureNode` returns (read as ports come),
+    /// keeping each off the speakers with `mute` (started) if given; `onChange` hears of each
+    /// playback stream that appears or goes, and whether it is recorded.
     init(
-        connection: PipeWireConnection, selection: AppSelection, captureNode: @escaping () -> UInt32,
+        connection: PipeWireConnection, selection: AppSelection, mute: PipeWireHostMute?,
+        captureNode: @escaping () -> UInt32,
         onChange: @escaping (PlaybackStream, Bool, Bool) -> Void
     ) {
         self.connection = connection
         self.selection = selection
         self.captureNode = captureNode
         self.onChange = onChange
+        self.mute = mute
     }
 
     /// Lock held: binds the registry; every global present arrives first, then changes.
@@ -58,7 +63,8 @@ final class PipeWireAppRouter {
             onRemove: { [unowned self] id in removed(id) })
     }
 
-    /// Lock held: removes every link made and stops watching; safe to call twice.
+    /// Lock held: removes every link made and stops watching (the mute's owner finishes the
+    /// mute); safe to call twice.
     func finish() {
         for proxy in links.values.flatMap(\.values) { pw_proxy_destroy(proxy) }
         links = [:]
@@ -95,8 +101,10 @@ final class PipeWireAppRouter {
         if first { onChange(stream, true, recorded) }
         if recorded {
             selected.insert(stream.id)
+            mute?.mute(stream.id)
             linkWhatIsSelected()
         } else if selected.remove(stream.id) != nil {
+            mute?.unmute(stream.id)
             // Its details changed so that the selection no longer takes it.
             for proxy in (links.removeValue(forKey: stream.id) ?? [:]).values { pw_proxy_destroy(proxy) }
         }

@@ -12,6 +12,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private var connection: PipeWireConnection?
     private var linkWatch: PipeWireLinkWatch?
     private var appRouter: PipeWireAppRouter?
+    private var hostMute: PipeWireHostMute?
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
     // Written on the loop thread with the loop lock held; read with it held.
@@ -46,7 +47,17 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     /// Connects to the PipeWire daemon, checks `target` against its devices and starts the
     /// stream; returns once the server has accepted the stream, or throws with the reason.
     func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
-        precondition(connection == nil, "start called twice")
+        precondition(connection == nil && hostMute == nil, "start called twice")
+        // The mute starts first, with no lock of this connection held: its start waits for
+        // the session manager, which may be waiting on this connection's stream node.
+        if case .applications(let selection) = target, selection.mutesHost {
+            let mute = PipeWireHostMute()
+            hostMute = mute
+            do throws(DeskAudioError) { try mute.start(timeoutMs: timeoutMs) } catch {
+                stop()
+                throw error
+            }
+        }
         let newConnection = try PipeWireConnection(name: "deskaudio-pipewire", realTime: true)
         connection = newConnection
         newConnection.lock()
@@ -70,6 +81,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     /// Disconnects and frees everything; safe to call more than once. After it returns,
     /// the process callback no longer runs.
     func stop() {
+        defer {
+            // After this connection's lock is let go, for the reason in start.
+            hostMute?.finish()
+            hostMute = nil
+        }
         guard let connection else { return }
         connection.lock()
         linkWatch?.finish()
@@ -194,7 +210,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     /// go, and tells the host of each. Lock held.
     private func routeLocked(_ selection: AppSelection, on connection: PipeWireConnection) throws(DeskAudioError) {
         let router = PipeWireAppRouter(
-            connection: connection, selection: selection,
+            connection: connection, selection: selection, mute: hostMute,
             captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
             onChange: { [unowned self] stream, appeared, recorded in
                 feed.reportPlayback(stream, appeared: appeared, recorded: recorded)

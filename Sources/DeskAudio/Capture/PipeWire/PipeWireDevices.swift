@@ -53,33 +53,13 @@ private final class PipeWireDeviceReader {
 
     private let connection: PipeWireConnection
     private var registry: PipeWireRegistry?
-    private var metadata: OpaquePointer?
-    private let metadataEvents = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
-    private let metadataListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private var metadata: PipeWireMetadata?
     private var nodes: [Node] = []
     private var defaultSink: String?
     private var defaultSource: String?
 
     init(connection: PipeWireConnection) {
         self.connection = connection
-        metadataEvents.initialize(to: pw_metadata_events())
-        metadataEvents.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
-        metadataEvents.pointee.property = { data, _, key, _, value in
-            guard let key, let value else { return 0 }
-            let reader = Unmanaged<PipeWireDeviceReader>.fromOpaque(data!).takeUnretainedValue()
-            switch String(cString: key) {
-            case "default.audio.sink": reader.defaultSink = PipeWireDevices.name(inMetadataValue: value)
-            case "default.audio.source": reader.defaultSource = PipeWireDevices.name(inMetadataValue: value)
-            default: break
-            }
-            return 0
-        }
-        metadataListener.initialize(to: spa_hook())
-    }
-
-    deinit {
-        metadataEvents.deallocate()
-        metadataListener.deallocate()
     }
 
     /// Lock held: every global arrives by the first round trip, the metadata's properties
@@ -94,10 +74,7 @@ private final class PipeWireDeviceReader {
 
     /// Lock held: removes the listeners and destroys the proxies.
     func finish() {
-        if let metadata {
-            spa_hook_remove(metadataListener)
-            pw_proxy_destroy(metadata)
-        }
+        metadata?.close()
         registry?.close()
         metadata = nil
         registry = nil
@@ -105,7 +82,7 @@ private final class PipeWireDeviceReader {
 
     var result: PipeWireDevices {
         var devices = PipeWireDevices(defaultSinkName: defaultSink, defaultSourceName: defaultSource)
-        for node in nodes {
+        for node in nodes where !node.name.hasPrefix(PipeWireHostMute.sinkNamePrefix) {
             if node.mediaClass == "Audio/Sink" {
                 devices.devices.append(
                     CaptureDevice(
@@ -131,12 +108,15 @@ private final class PipeWireDeviceReader {
             nodes.append(
                 Node(name: name, description: property(PW_KEY_NODE_DESCRIPTION) ?? name, mediaClass: mediaClass))
         case "PipeWire:Interface:Metadata":
-            guard metadata == nil, property(PW_KEY_METADATA_NAME) == "default",
-                let bound = pw_registry_bind(registry?.proxy, id, type, UInt32(PW_VERSION_METADATA), 0)
-            else { return }
-            metadata = OpaquePointer(bound)
-            deskaudio_shim_metadata_add_listener(
-                metadata, metadataListener, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+            guard metadata == nil, property(PW_KEY_METADATA_NAME) == PipeWireMetadata.defaultName else { return }
+            metadata = PipeWireMetadata(id: id, type: type, registry: registry?.proxy) { [unowned self] _, key, value in
+                guard let value else { return }
+                switch key {
+                case "default.audio.sink": defaultSink = value.withCString { PipeWireDevices.name(inMetadataValue: $0) }
+                case "default.audio.source": defaultSource = value.withCString { PipeWireDevices.name(inMetadataValue: $0) }
+                default: break
+                }
+            }
         default:
             break
         }

@@ -7,7 +7,12 @@ final class PulseBackend: CaptureBackend {
     func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal) throws(DeskAudioError)
         -> CaptureStream
     {
-        if case .applications = target {
+        if case .applications(let selection) = target {
+            if selection.mutesHost {
+                throw .notSupported(
+                    "muting the host needs the PipeWire backend: through the PulseAudio API this version "
+                        + "does not move streams to a sink of its own")
+            }
             throw .notSupported(
                 "choosing applications needs the PipeWire backend: through the PulseAudio API this "
                     + "version records a sink's whole monitor only (it lists the applications, but "

@@ -1,0 +1,174 @@
+import CPipeWire
+import DeskAudioShim
+import Glibc
+import Synchronization
+
+/// Keeps what a capture records off the machine's speakers without touching the default sink:
+/// a silent sink of its own (`deskaudio-mute-<pid>-<n>`), and each muted stream sent there by
+/// its `target.object` in the session manager's "default" metadata (what pavucontrol's "move"
+/// writes), so the session manager relinks it. The capture still gets the stream through the
+/// router's own links.
+///
+/// It holds a PipeWire connection of its own that owns no client-side node: binding the
+/// metadata makes the daemon hold the binding client's requests until the session manager
+/// answers a ping, and the session manager can be waiting on the capture stream's node,
+/// which lives in this process (seen on PipeWire 0.3.65: the capture's connection hung).
+///
+/// Undone three ways: a stream unmuted, or the mute finished, gets back the target it had
+/// (none: it follows the default sink again); when this process dies, its sink vanishes with
+/// its connection and the session manager, finding no node of that name, links the stream to
+/// the default sink; and the next mute started on the server (`start`) gives a stream left
+/// pointing at a sink that is gone the target it had before. A stream moved elsewhere while
+/// muted (by the user) is left where it was put. `mute` and `unmute` may be called from any
+/// thread; `start` and `finish` from the owner's.
+final class PipeWireHostMute {
+    /// The start of every mute sink's node name.
+    static let sinkNamePrefix = "deskaudio-mute-"
+    /// The metadata key the session manager reads a stream's target from.
+    private static let targetKey = "target.object"
+    /// Where the target a stream had before it was muted is kept ("" for none), so that a
+    /// later process can give it back if this one dies.
+    private static let savedTargetKey = "deskaudio.target-before-mute"
+    private static let sinksMade = Atomic<Int>(0)
+
+    /// The node name of this mute's sink.
+    let sinkName: String
+    private var connection: PipeWireConnection?
+    private var registry: PipeWireRegistry?
+    private var sink: OpaquePointer?
+    private var metadata: PipeWireMetadata?
+    // The rest: this mute's loop lock held.
+    private var nodeNames: [UInt32: String] = [:]
+    /// Per subject: the properties read from the metadata (targetKey and savedTargetKey).
+    private var properties: [UInt32: [String: String]] = [:]
+    /// Streams sent to the sink, with the target each had before (nil: none).
+    private var muted: [UInt32: String?] = [:]
+
+    /// A mute; nothing happens before `start`.
+    init() {
+        let number = PipeWireHostMute.sinksMade.add(1, ordering: .relaxed).newValue
+        sinkName = "\(PipeWireHostMute.sinkNamePrefix)\(getpid())-\(number)"
+    }
+
+    /// Connects, reads the nodes and the metadata, makes the sink and mends what a killed
+    /// mute left; blocks up to `timeoutMs`. After a throw, `finish` cleans up.
+    func start(timeoutMs: Int = 3000) throws(DeskAudioError) {
+        let connection = try PipeWireConnection(name: "deskaudio-mute", realTime: false)
+        self.connection = connection
+        connection.lock()
+        defer { connection.unlock() }
+        var deadline = connection.deadline(afterMilliseconds: timeoutMs)
+        registry = try PipeWireRegistry(
+            on: connection,
+            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
+            onRemove: { [unowned self] id in removed(id) })
+        try connection.roundTrip(deadline: &deadline, what: "listing the nodes")
+        try connection.roundTrip(deadline: &deadline, what: "reading the streams' targets")
+        guard metadata != nil else {
+            throw .notSupported(
+                "muting the host needs a session manager (WirePlumber) that keeps the \"default\" metadata")
+        }
+        guard let proxy = deskaudio_shim_create_null_sink(connection.core, sinkName, "DeskAudio: host muted") else {
+            throw .outOfResources("cannot create the sink that mutes the host: \(PipeWireConnection.errnoText())")
+        }
+        sink = proxy
+        repairLeftovers()
+    }
+
+    /// Keeps `stream` (a node id) off the speakers.
+    func mute(_ stream: UInt32) {
+        guard let connection else { return }
+        connection.lock()
+        defer { connection.unlock() }
+        guard muted[stream] == nil, let metadata else { return }
+        let before = properties[stream]?[PipeWireHostMute.targetKey]
+        muted[stream] = .some(before)
+        metadata.set(stream, PipeWireHostMute.savedTargetKey, to: before ?? "")
+        metadata.set(stream, PipeWireHostMute.targetKey, to: sinkName)
+    }
+
+    /// Gives `stream` back the target it had.
+    func unmute(_ stream: UInt32) {
+        guard let connection else { return }
+        connection.lock()
+        defer { connection.unlock() }
+        giveBack(stream)
+    }
+
+    /// Every muted stream gets its target back (waiting up to 1 s for the daemon to take the
+    /// changes), the sink goes, the connection closes; safe to call twice.
+    func finish() {
+        guard let connection else { return }
+        connection.lock()
+        if !muted.isEmpty {
+            for stream in Array(muted.keys) { giveBack(stream) }
+            var deadline = connection.deadline(afterMilliseconds: 1000)
+            try? connection.roundTrip(deadline: &deadline, what: "giving the muted streams their targets back")
+        }
+        metadata?.close()
+        metadata = nil
+        if let sink { pw_proxy_destroy(sink) }
+        sink = nil
+        registry?.close()
+        registry = nil
+        connection.unlock()
+        connection.close()
+        self.connection = nil
+    }
+
+    // Lock held.
+    private func giveBack(_ stream: UInt32) {
+        guard let before = muted.removeValue(forKey: stream) else { return }
+        metadata?.set(stream, PipeWireHostMute.targetKey, to: before)
+        metadata?.set(stream, PipeWireHostMute.savedTargetKey, to: nil)
+    }
+
+    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
+        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+        switch type {
+        case "PipeWire:Interface:Node":
+            nodeNames[id] = property(PW_KEY_NODE_NAME)
+        case "PipeWire:Interface:Metadata":
+            guard metadata == nil, property(PW_KEY_METADATA_NAME) == PipeWireMetadata.defaultName else { return }
+            metadata = PipeWireMetadata(id: id, type: type, registry: registry?.proxy) { [unowned self] in
+                propertyChanged($0, $1, $2)
+            }
+        default:
+            break
+        }
+    }
+
+    private func removed(_ id: UInt32) {
+        nodeNames[id] = nil
+        muted[id] = nil
+        properties[id] = nil
+    }
+
+    private func propertyChanged(_ subject: UInt32, _ key: String, _ value: String?) {
+        if subject == UInt32.max {  // PW_ID_ANY: every property of every subject removed
+            properties = [:]
+            return
+        }
+        guard key == PipeWireHostMute.targetKey || key == PipeWireHostMute.savedTargetKey else { return }
+        properties[subject, default: [:]][key] = value
+        // Moved elsewhere while muted: the user's choice stands, nothing to give back.
+        if key == PipeWireHostMute.targetKey, muted[subject] != nil, value != sinkName {
+            muted[subject] = nil
+            metadata?.set(subject, PipeWireHostMute.savedTargetKey, to: nil)
+        }
+    }
+
+    // A stream still sent to a mute sink that no longer exists (its process was killed) gets
+    // back the target it had before.
+    private func repairLeftovers() {
+        let existing = Set(nodeNames.values)
+        for (subject, values) in properties {
+            guard let target = values[PipeWireHostMute.targetKey], target.hasPrefix(PipeWireHostMute.sinkNamePrefix),
+                !existing.contains(target)
+            else { continue }
+            let saved = values[PipeWireHostMute.savedTargetKey]
+            metadata?.set(subject, PipeWireHostMute.targetKey, to: saved.flatMap { $0.isEmpty ? nil : $0 })
+            metadata?.set(subject, PipeWireHostMute.savedTargetKey, to: nil)
+        }
+    }
+}
