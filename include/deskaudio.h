@@ -559,8 +559,10 @@ int32_t deskaudio_list_apps(deskaudio_app_callback callback, void *user_data);
  * unless deskaudio_capture_set_mute_host() says otherwise.
  * The calling process's own playback is left out unless `include_own_process` is true, so a
  * host that plays its viewer's voice never sends it back. App audio that is capturing
- * switches at once. Needs the PipeWire backend: through the PulseAudio API, a selection
- * returns DESKAUDIO_ERROR_NOT_SUPPORTED (the message says so), never a whole-sink capture.
+ * switches at once. Through the PulseAudio API a selection is recorded only together with
+ * deskaudio_capture_set_mute_host() (the streams are moved to a sink of the library's);
+ * without it, it returns DESKAUDIO_ERROR_NOT_SUPPORTED (the message says so), never a
+ * whole-sink capture.
  * DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown mode, ONLY with no name, NULL names with
  * count > 0, a NULL or empty name, or more than DESKAUDIO_MAX_APP_NAMES. Not callable from
  * inside the capture's frame callback.
@@ -579,10 +581,12 @@ int32_t deskaudio_set_apps(int32_t mode, const char *const *names, size_t count,
  * the device it played to when `mute` goes false, when capture stops, and (PipeWire removes
  * what a client made when it goes) within a second of the process's death, even by SIGKILL;
  * a stream the user moved by hand comes back to the default device then, and to the device
- * it had at the next mute on that server. A stream moved elsewhere while muted stays there.
- * App audio that is capturing switches at once. Needs the PipeWire backend: through the
- * PulseAudio API it returns DESKAUDIO_ERROR_NOT_SUPPORTED. Not callable from inside the
- * capture's frame callback.
+ * it had at the next mute on that server. Through the PulseAudio API (a PulseAudio daemon
+ * or pipewire-pulse) the sink is a loaded module-null-sink, which outlives a killed process:
+ * its streams stay silent until the next capture of any kind starts on that server, which
+ * unloads it (the server then moves them to the default sink). A stream moved elsewhere
+ * while muted stays there. App audio that is capturing switches at once. Not callable from
+ * inside the capture's frame callback.
  */
 int32_t deskaudio_capture_set_mute_host(deskaudio_capture *capture, bool mute);
 

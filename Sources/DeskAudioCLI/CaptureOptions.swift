@@ -27,7 +27,7 @@ struct CaptureOptions: ParsableArguments {
     var includeSelf = false
 
     @Flag(help: ArgumentHelp(
-        "Keep what is recorded off this machine's speakers while capturing (PipeWire; the default sink is left alone). "
+        "Keep what is recorded off this machine's speakers while capturing (the default sink is left alone). "
             + "Without --only/--exclude: every application but this one, wherever it plays."))
     var muteHost = false
 

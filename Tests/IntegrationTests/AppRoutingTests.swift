@@ -204,7 +204,7 @@ extension RealServerTests {
             #expect(deskaudio_capture_set_backend(capture, "pulse") == 0)
             #expect(Self.setApps(capture, .DESKAUDIO_APPS_ONLY, ["ToneA"]) == 0, "stored while stopped")
             #expect(deskaudio_capture_enable(capture, false, true) == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue)
-            #expect(Self.lastError().contains("PipeWire"), "\(Self.lastError())")
+            #expect(Self.lastError().contains("without muting the host needs the PipeWire backend"), "\(Self.lastError())")
             #expect(String(cString: deskaudio_capture_backend(capture)!) == "", "nothing left capturing")
             #expect(Self.setApps(capture, .DESKAUDIO_APPS_ALL, []) == 0)
             #expect(deskaudio_capture_enable(capture, false, true) == 0, "the whole monitor works there")
@@ -212,10 +212,6 @@ extension RealServerTests {
                 Self.setApps(capture, .DESKAUDIO_APPS_ALL_EXCEPT, ["ToneA"])
                     == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue, "switching while capturing")
             #expect(String(cString: deskaudio_capture_backend(capture)!) == "", "app audio stopped, not widened")
-            #expect(Self.setApps(capture, .DESKAUDIO_APPS_ALL, []) == 0)
-            #expect(deskaudio_capture_set_mute_host(capture, true) == 0, "stored while stopped")
-            #expect(deskaudio_capture_enable(capture, false, true) == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue)
-            #expect(Self.lastError().contains("muting the host needs the PipeWire backend"), "\(Self.lastError())")
             #expect(deskaudio_set_mute_host(false) == 0, "the default capture, stopped")
         }
 

@@ -17,15 +17,20 @@
     X(pa_context_get_server_info) \
     X(pa_context_get_sink_info_by_name) \
     X(pa_context_get_sink_info_list) \
+    X(pa_context_get_module_info_list) \
+    X(pa_context_get_sink_input_info) \
     X(pa_context_get_sink_input_info_list) \
     X(pa_context_get_source_info_by_name) \
     X(pa_context_get_source_info_list) \
     X(pa_context_get_state) \
+    X(pa_context_load_module) \
+    X(pa_context_move_sink_input_by_index) \
     X(pa_context_move_source_output_by_name) \
     X(pa_context_new) \
     X(pa_context_set_state_callback) \
     X(pa_context_set_subscribe_callback) \
     X(pa_context_subscribe) \
+    X(pa_context_unload_module) \
     X(pa_context_unref) \
     X(pa_operation_get_state) \
     X(pa_operation_unref) \

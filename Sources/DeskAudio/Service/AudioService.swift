@@ -173,8 +173,8 @@ public final class AudioService: @unchecked Sendable {
     /// Records, as app audio, what the applications `selection` picks play instead of the
     /// default sink's monitor (nil: the monitor again, or the device chosen with setDevice).
     /// App audio that is capturing switches at once; if that fails, it stops and this throws.
-    /// Needs the PipeWire backend (`notSupported` on PulseAudio's). Not callable from inside
-    /// the frame handler.
+    /// On PulseAudio's backend only together with `setMuteHost(true)` (`notSupported`
+    /// otherwise). Not callable from inside the frame handler.
     public func setApps(_ selection: AppSelection?) throws(DeskAudioError) {
         try changeAppSelection("applications cannot be chosen") { chosenApps = selection }
     }
@@ -185,8 +185,9 @@ public final class AudioService: @unchecked Sendable {
     /// every application but this process, wherever it plays, instead of a sink's monitor.
     /// False gives every stream back the device it played to (unless the selection asks for
     /// the mute itself: `AppSelection.mutesHost`). App audio that is capturing
-    /// switches at once; if that fails, it stops and this throws. Needs the PipeWire backend
-    /// (`notSupported` on PulseAudio's). Not callable from inside the frame handler.
+    /// switches at once; if that fails, it stops and this throws. On PulseAudio's backend the
+    /// sink is a loaded module that a killed process leaves behind until the next capture
+    /// starts there. Not callable from inside the frame handler.
     public func setMuteHost(_ mute: Bool) throws(DeskAudioError) {
         try changeAppSelection("the host cannot be muted") { mutesHost = mute }
     }

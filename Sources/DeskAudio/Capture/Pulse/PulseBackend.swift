@@ -7,19 +7,29 @@ final class PulseBackend: CaptureBackend {
     func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal) throws(DeskAudioError)
         -> CaptureStream
     {
-        if case .applications(let selection) = target {
-            if selection.mutesHost {
-                throw .notSupported(
-                    "muting the host needs the PipeWire backend: through the PulseAudio API this version "
-                        + "does not move streams to a sink of its own")
-            }
-            throw .notSupported(
-                "choosing applications needs the PipeWire backend: through the PulseAudio API this "
-                    + "version records a sink's whole monitor only (it lists the applications, but "
-                    + "does not yet record them one by one)")
+        try query { connection, deadline throws(DeskAudioError) in
+            try PulseHostMute.mendLeftovers(on: connection, deadline: deadline)
         }
-        let stream = PulseCapture(feed: feed, wake: wake)
-        try stream.start(target)
+        guard case .applications(let selection) = target else {
+            let stream = PulseCapture(feed: feed, wake: wake)
+            try stream.start(target)
+            return stream
+        }
+        // The API records a sink's monitor, not a stream: chosen applications are recorded by
+        // moving them to a sink of the library's, which keeps them off the speakers too.
+        guard selection.mutesHost else {
+            throw .notSupported(
+                "choosing applications without muting the host needs the PipeWire backend: through "
+                    + "the PulseAudio API this version records them only by moving them to a sink of "
+                    + "its own, which takes them off the speakers (set the mute too)")
+        }
+        let mute = PulseHostMute(selection: selection)
+        do throws(DeskAudioError) { try mute.start() } catch {
+            mute.finish()
+            throw error
+        }
+        let stream = PulseCapture(feed: feed, wake: wake, hostMute: mute)
+        try stream.start(.sinkMonitor(named: mute.sinkName))
         return stream
     }
 

@@ -24,13 +24,17 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     // What this stream records.
     private var target = CaptureTarget.defaultSinkMonitor
     private let failed = Atomic<Bool>(false)
+    // Finished when the stream stops.
+    private var hostMute: PulseHostMute?
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
-    init(feed: SourceFeed, wake: WakeSignal) {
+    /// A stream writing to `feed`; `hostMute` (started) is finished when it stops.
+    init(feed: SourceFeed, wake: WakeSignal, hostMute: PulseHostMute? = nil) {
         self.feed = feed
         self.wake = wake
+        self.hostMute = hostMute
     }
 
     deinit { stop() }
@@ -68,6 +72,10 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     }
 
     func stop() {
+        defer {
+            hostMute?.finish()
+            hostMute = nil
+        }
         guard let connection else { return }
         if let stream {
             connection.lock()

@@ -52,6 +52,7 @@ enum PulseDevices {
         func add(_ kind: CaptureDevice.Kind, name: UnsafePointer<CChar>?, description: UnsafePointer<CChar>?) {
             guard let name else { return }
             let text = String(cString: name)
+            guard !text.hasPrefix(PulseHostMute.sinkNamePrefix) else { return }  // a mute's, not a device
             devices.append(
                 CaptureDevice(
                     kind: kind, name: text, description: description.map { String(cString: $0) } ?? text,

@@ -12,18 +12,24 @@ enum PulsePlaybackStreams {
                 connection.context,
                 { _, input, _, userData in
                     guard let input = input?.pointee else { return }
-                    func property(_ key: String) -> String {
-                        pulse.pa_proplist_gets(input.proplist, key).map { String(cString: $0) } ?? ""
-                    }
                     Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().streams.append(
-                        PlaybackStream(
-                            id: input.index, applicationName: property("application.name"),
-                            binary: property("application.process.binary"),
-                            processID: Int32(property("application.process.id")) ?? 0,
-                            nodeName: property("node.name"), isRunning: input.corked == 0))
+                        PulsePlaybackStreams.stream(from: input))
                 }, Unmanaged.passUnretained(found).toOpaque()),
             until: deadline, what: "the sink input list")
         return found.streams
+    }
+
+    /// A sink input as a playback stream: its index, and the application's name, binary and
+    /// process id from its property list.
+    static func stream(from input: pa_sink_input_info) -> PlaybackStream {
+        func property(_ key: String) -> String {
+            pulse.pa_proplist_gets(input.proplist, key).map { String(cString: $0) } ?? ""
+        }
+        return PlaybackStream(
+            id: input.index, applicationName: property("application.name"),
+            binary: property("application.process.binary"),
+            processID: Int32(property("application.process.id")) ?? 0,
+            nodeName: property("node.name"), isRunning: input.corked == 0)
     }
 
     /// What the introspection callback collects (main loop thread, lock held by the waiter).
