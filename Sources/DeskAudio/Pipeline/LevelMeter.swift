@@ -68,21 +68,26 @@ public final class LevelMeter: @unchecked Sendable {
         level > 0 ? max(20 * log10f(level), floor) : floor
     }
 
-    /// The highest magnitude in `samples` and the sum of their squares. Written so the
-    /// compiler vectorizes both loops: magnitudes compare as bit patterns (a float without
-    /// its sign bit orders like an unsigned integer), squares add up in eight lanes.
+    /// The highest magnitude in `samples` and the sum of their squares, in one pass of eight
+    /// lanes: magnitudes compare as bit patterns (a float without its sign bit orders like an
+    /// unsigned integer).
     private static func peakAndSquares(_ samples: UnsafeBufferPointer<Float>) -> (Float, Float) {
         guard let base = samples.baseAddress else { return (0, 0) }
-        var peakBits: UInt32 = 0
-        for sample in samples { peakBits = max(peakBits, sample.bitPattern & 0x7FFF_FFFF) }
         let vectorFloats = samples.count / 8 * 8
+        let magnitude = SIMD8<UInt32>(repeating: 0x7FFF_FFFF)
+        var peaks = SIMD8<UInt32>(repeating: 0)
         var squares = SIMD8<Float>(repeating: 0)
         for offset in stride(from: 0, to: vectorFloats, by: 8) {
             let vector = UnsafeRawPointer(base + offset).loadUnaligned(as: SIMD8<Float>.self)
             squares += vector * vector
+            peaks = pointwiseMax(peaks, unsafeBitCast(vector, to: SIMD8<UInt32>.self) & magnitude)
         }
+        var peakBits = peaks.max()
         var sum = squares.sum()
-        for sample in samples[vectorFloats...] { sum += sample * sample }
+        for sample in samples[vectorFloats...] {
+            peakBits = max(peakBits, sample.bitPattern & 0x7FFF_FFFF)
+            sum += sample * sample
+        }
         return (Float(bitPattern: peakBits), sum)
     }
 

@@ -142,8 +142,10 @@ public final class SourceMixer {
             mixed += 1
             sources.formUnion(inputs.flags(index))
         }
-        // One source alone passes untouched, as it does when it is the only one captured.
-        if mixed > 1 {
+        // One source alone passes untouched, as it does when it is the only one captured; a
+        // sum is limited only when some sample is past the knee (a scan the compiler
+        // vectorizes, where the limiter's branch per sample does not).
+        if mixed > 1 && SourceMixer.exceedsKnee(UnsafeBufferPointer(target)) {
             for sample in 0..<count { target[sample] = SourceMixer.limit(target[sample]) }
         }
         return sources
@@ -171,10 +173,21 @@ public final class SourceMixer {
         }
     }
 
+    /// The limiter's knee: samples within ±knee pass unchanged.
+    static let knee: Float = 0.8
+
+    /// Whether any sample's magnitude is above the knee (magnitudes compare as bit patterns:
+    /// a float without its sign bit orders like an unsigned integer).
+    static func exceedsKnee(_ samples: UnsafeBufferPointer<Float>) -> Bool {
+        var peakBits: UInt32 = 0
+        for sample in samples { peakBits = max(peakBits, sample.bitPattern & 0x7FFF_FFFF) }
+        return peakBits > knee.bitPattern
+    }
+
     /// Identity up to ±0.8, then a tanh knee that reaches ±1 only at infinity.
     @inline(__always)
     static func limit(_ sample: Float) -> Float {
-        let knee: Float = 0.8
+        let knee = SourceMixer.knee
         let magnitude = abs(sample)
         guard magnitude > knee else { return sample }
         let bent = knee + (1 - knee) * tanhf((magnitude - knee) / (1 - knee))
