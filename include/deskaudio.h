@@ -559,10 +559,9 @@ int32_t deskaudio_list_apps(deskaudio_app_callback callback, void *user_data);
  * unless deskaudio_capture_set_mute_host() says otherwise.
  * The calling process's own playback is left out unless `include_own_process` is true, so a
  * host that plays its viewer's voice never sends it back. App audio that is capturing
- * switches at once. Through the PulseAudio API a selection is recorded only together with
- * deskaudio_capture_set_mute_host() (the streams are moved to a sink of the library's);
- * without it, it returns DESKAUDIO_ERROR_NOT_SUPPORTED (the message says so), never a
- * whole-sink capture.
+ * switches at once. Through the PulseAudio API (a PulseAudio daemon or pipewire-pulse) each
+ * chosen stream is recorded where it plays, one record stream per stream mixed by the
+ * library, at most 15 at once (more are left out, with a warning in the log).
  * DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown mode, ONLY with no name, NULL names with
  * count > 0, a NULL or empty name, or more than DESKAUDIO_MAX_APP_NAMES. Not callable from
  * inside the capture's frame callback.

@@ -6,13 +6,15 @@ import TestSupport
 import Testing
 
 extension RealServerTests {
-    /// Choosing applications (deskaudio_capture_set_apps) on PipeWire's native backend, against
-    /// named players on the private PipeWire, checked on the decoded audio.
+    /// Choosing applications (deskaudio_capture_set_apps) against named players, checked on the
+    /// decoded audio: on PipeWire's native backend (links into the capture), and through the
+    /// PulseAudio API on pipewire-pulse and on the plain PulseAudio daemon (a record stream per
+    /// sink input, mixed).
     @Suite struct AppRoutingTests {
         /// A capture handle on `backend` recording app audio as `mode` over `names`, started,
         /// with frames flowing, while `play` runs; returns its frames. `events` collects its events.
         static func captureApps(
-            _ mode: deskaudio_apps_mode, _ names: [String], includeOwnProcess: Bool = false,
+            _ mode: deskaudio_apps_mode, _ names: [String], backend: String = "pipewire", includeOwnProcess: Bool = false,
             events: NoticeCollector? = nil, play: () throws -> Void
         ) throws -> FrameCollector {
             let capture = try #require(deskaudio_capture_create())
@@ -22,7 +24,7 @@ extension RealServerTests {
             if let events {
                 #expect(deskaudio_capture_set_event_callback(capture, NoticeCollector.onEvent, events.userData) == 0)
             }
-            #expect(deskaudio_capture_set_backend(capture, "pipewire") == 0)
+            #expect(deskaudio_capture_set_backend(capture, backend) == 0)
             #expect(setApps(capture, mode, names, includeOwnProcess: includeOwnProcess) == 0, "\(lastError())")
             #expect(deskaudio_capture_enable(capture, false, true) == 0, "\(lastError())")
             #expect(waitUntil(seconds: 3) { collector.count >= 10 }, "frames flow before anything plays")
@@ -45,17 +47,18 @@ extension RealServerTests {
         static func lastError() -> String { String(cString: deskaudio_last_error()!) }
 
         /// Three applications at once, 1.5 s at 0.3 each: ToneA 440 Hz, ToneB 1000 Hz, ToneC 1500 Hz.
-        static func playThreeApps() throws {
+        static func playThreeApps(_ environment: [String: String]) throws {
             let players = try [(440.0, "ToneA"), (1000, "ToneB"), (1500, "ToneC")].map { frequency, name in
-                try ExternalTools.playTone(frequency: frequency, amplitude: 0.3, seconds: 1.5, application: name)
+                try ExternalTools.playTone(
+                    frequency: frequency, amplitude: 0.3, seconds: 1.5, application: name, environment: environment)
             }
             players.forEach { $0.waitUntilExit() }
         }
 
         /// Levels (dBFS) of `frequencies` in the decoded frames, as the median of 100 ms
-        /// Hann-windowed blocks: a tone that is there over the stretch where it is steady (its
-        /// abrupt onset, broadband, left out); one that never is, over the stretch where the
-        /// tone at `reference` (one that must be there) is steady.
+        /// Hann-windowed blocks over the stretch where the tone at `reference` (one that must be
+        /// there) is steady: the players play at the same time, and a tone that must be absent
+        /// is measured there, not around a click that a stream's abrupt start or end leaves.
         static func levels(_ collector: FrameCollector, _ frequencies: [Double], reference: Double) throws -> [Double] {
             let decoded = try collector.decoded()
             let channel = SignalAnalysis.left(decoded[...])
@@ -63,56 +66,78 @@ extension RealServerTests {
                 Issue.record("the \(reference) Hz tone is not in the capture")
                 return frequencies.map { _ in -200 }
             }
-            return frequencies.map { frequency in
-                let stretch = SignalAnalysis.steadyStretch(decoded, frequency: frequency) ?? around
-                return SignalAnalysis.medianBlockLevel(channel[stretch], frequency: frequency)
-            }
+            return frequencies.map { SignalAnalysis.medianBlockLevel(channel[around], frequency: $0) }
         }
 
         @Test func onlyTheChosenApplicationIsRecorded() throws {
-            let collector = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["tonea"]) { try Self.playThreeApps() }
-            let levels = try Self.levels(collector, [440, 1000, 1500], reference: 440)
-            #expect(abs(levels[0] - quietSineLevel) <= 1, "ToneA's 440 Hz at \(levels[0]) dBFS")
-            #expect(levels[1] < levels[0] - 60 && levels[2] < levels[0] - 60, "the others: \(levels)")
-            print("measured: only ToneA: 440/1000/1500 Hz at \(levels) dBFS")
+            try MuteHostTests.onEachPath { path, backend, environment in
+                let collector = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["tonea"], backend: backend) {
+                    try Self.playThreeApps(environment)
+                }
+                let levels = try Self.levels(collector, [440, 1000, 1500], reference: 440)
+                #expect(abs(levels[0] - quietSineLevel) <= 1, "\(path): ToneA's 440 Hz at \(levels[0]) dBFS")
+                #expect(levels[1] < levels[0] - 60 && levels[2] < levels[0] - 60, "\(path): the others: \(levels)")
+                try Self.expectWhole(collector, path)
+                print("measured: \(path): only ToneA: 440/1000/1500 Hz at \(levels) dBFS")
+            }
         }
 
         @Test func everyApplicationButTheExcludedOneIsRecorded() throws {
-            let collector = try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, ["ToneA"]) { try Self.playThreeApps() }
-            let levels = try Self.levels(collector, [440, 1000, 1500], reference: 1000)
-            #expect(abs(levels[1] - quietSineLevel) <= 1 && abs(levels[2] - quietSineLevel) <= 1, "\(levels)")
-            #expect(levels[0] < min(levels[1], levels[2]) - 60, "ToneA's 440 Hz at \(levels[0]) dBFS")
-            print("measured: all except ToneA: 440/1000/1500 Hz at \(levels) dBFS")
+            try MuteHostTests.onEachPath { path, backend, environment in
+                let collector = try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, ["ToneA"], backend: backend) {
+                    try Self.playThreeApps(environment)
+                }
+                let levels = try Self.levels(collector, [440, 1000, 1500], reference: 1000)
+                #expect(
+                    abs(levels[1] - quietSineLevel) <= 1 && abs(levels[2] - quietSineLevel) <= 1, "\(path): \(levels)")
+                #expect(levels[0] < min(levels[1], levels[2]) - 60, "\(path): ToneA's 440 Hz at \(levels[0]) dBFS")
+                try Self.expectWhole(collector, path)
+                print("measured: \(path): all except ToneA: 440/1000/1500 Hz at \(levels) dBFS")
+            }
+        }
+
+        /// The frames run on without a gap in their sequence or sample clock (a record stream per
+        /// application, mixed, keeps one time line).
+        static func expectWhole(_ collector: FrameCollector, _ path: String) throws {
+            let frames = try collector.parsed()
+            for (previous, next) in zip(frames, frames.dropFirst()) {
+                guard next.header.sequence == previous.header.sequence &+ 1,
+                    next.header.sampleClock == previous.header.sampleClock &+ 480
+                else {
+                    Issue.record("\(path): frames \(previous.header) then \(next.header)")
+                    return
+                }
+            }
         }
 
         /// A fourth application starts 1 s into the capture: the selection hears it within
         /// 200 ms of a whole-sink capture beside it (which hears it as soon as it plays), and
         /// the capture's host is told.
         @Test func anApplicationThatStartsDuringTheCaptureIsHeardWithin200ms() throws {
-            let whole = try #require(deskaudio_capture_create())
-            defer { deskaudio_capture_destroy(whole) }
-            let wholeFrames = FrameCollector()
-            #expect(deskaudio_capture_set_frame_callback(whole, FrameCollector.callback, wholeFrames.userData) == 0)
-            #expect(deskaudio_capture_enable(whole, false, true) == 0)
-            let events = NoticeCollector()
-            let chosen = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["ToneD"], events: events) {
-                Thread.sleep(forTimeInterval: 1)
-                try ExternalTools.playTone(frequency: 2000, amplitude: 0.3, seconds: 1, application: "ToneD")
-                    .waitUntilExit()
+            try MuteHostTests.onEachPath { path, backend, environment in
+                let (whole, wholeFrames) = try MuteHostTests.speakers(backend)
+                defer { deskaudio_capture_destroy(whole) }
+                let events = NoticeCollector()
+                let chosen = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["ToneD"], backend: backend, events: events) {
+                    Thread.sleep(forTimeInterval: 1)
+                    try ExternalTools.playTone(
+                        frequency: 2000, amplitude: 0.3, seconds: 1, application: "ToneD", environment: environment
+                    ).waitUntilExit()
+                }
+                #expect(deskaudio_capture_enable(whole, false, false) == 0)
+                let heardWhole = try #require(try Self.firstFrameTime(wholeFrames, holding: 2000), "\(path)")
+                let heardChosen = try #require(try Self.firstFrameTime(chosen, holding: 2000), "\(path)")
+                let lateMs = (Double(heardChosen) - Double(heardWhole)) / 1e6
+                #expect(lateMs <= 200, "\(path): heard \(lateMs) ms after the whole sink's capture")
+                #expect(
+                    waitUntil(seconds: 1) {
+                        events.events.contains {
+                            $0.kind == deskaudio_event.DESKAUDIO_EVENT_APP_STARTED.rawValue && $0.text.contains("ToneD")
+                                && $0.text.hasSuffix(": recorded")
+                        }
+                    }, "\(path): \(events.events)")
+                print("measured: \(path): ToneD started mid-capture: heard \(lateMs) ms after the whole-sink capture heard it")
             }
-            #expect(deskaudio_capture_enable(whole, false, false) == 0)
-            let heardWhole = try #require(try Self.firstFrameTime(wholeFrames, holding: 2000))
-            let heardChosen = try #require(try Self.firstFrameTime(chosen, holding: 2000))
-            let lateMs = (Double(heardChosen) - Double(heardWhole)) / 1e6
-            #expect(lateMs <= 200, "heard \(lateMs) ms after the whole sink's capture")
-            #expect(
-                waitUntil(seconds: 1) {
-                    events.events.contains {
-                        $0.kind == deskaudio_event.DESKAUDIO_EVENT_APP_STARTED.rawValue && $0.text.contains("ToneD")
-                            && $0.text.hasSuffix(": recorded")
-                    }
-                }, "\(events.events)")
-            print("measured: ToneD started mid-capture: heard \(lateMs) ms after the whole-sink capture heard it")
         }
 
         /// The capture time of the first frame in which `frequency` is above -30 dBFS.
@@ -132,20 +157,26 @@ extension RealServerTests {
         /// all-except-nothing records ToneB and not the host, until the host asks for itself.
         /// (The tones are far apart: Opus's coding noise around one tone is not the other.)
         @Test func theHostsOwnPlaybackIsLeftOutUntilAskedFor() throws {
-            func play() throws {
-                let other = try ExternalTools.playTone(frequency: 1500, amplitude: 0.3, seconds: 1.5, application: "ToneB")
-                try InProcessPlayer.play(frequency: 440, amplitude: 0.3, seconds: 1.5, name: "HostItself")
-                other.waitUntilExit()
+            try MuteHostTests.onEachPath { path, backend, environment in
+                func play() throws {
+                    let other = try ExternalTools.playTone(
+                        frequency: 1500, amplitude: 0.3, seconds: 1.5, application: "ToneB", environment: environment)
+                    try InProcessPlayer.play(frequency: 440, amplitude: 0.3, seconds: 1.5, name: "HostItself")
+                    other.waitUntilExit()
+                }
+                let without = try Self.levels(
+                    try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], backend: backend) { try play() }, [440, 1500],
+                    reference: 1500)
+                #expect(abs(without[1] - quietSineLevel) <= 1, "\(path): ToneB at \(without[1]) dBFS")
+                #expect(without[0] < without[1] - 60, "\(path): the host's own 440 Hz at \(without[0]) dBFS")
+                let with = try Self.levels(
+                    try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], backend: backend, includeOwnProcess: true) {
+                        try play()
+                    }, [440, 1500], reference: 1500)
+                #expect(
+                    abs(with[0] - quietSineLevel) <= 1 && abs(with[1] - quietSineLevel) <= 1, "\(path): \(with)")
+                print("measured: \(path): host's own 440 Hz left out: \(without[0]) dBFS; put back in: \(with[0]) dBFS")
             }
-            let without = try Self.levels(
-                try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, []) { try play() }, [440, 1500], reference: 1500)
-            #expect(abs(without[1] - quietSineLevel) <= 1, "ToneB at \(without[1]) dBFS")
-            #expect(without[0] < without[1] - 60, "the host's own 440 Hz at \(without[0]) dBFS")
-            let with = try Self.levels(
-                try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], includeOwnProcess: true) { try play() }, [440, 1500],
-                reference: 1500)
-            #expect(abs(with[0] - quietSineLevel) <= 1 && abs(with[1] - quietSineLevel) <= 1, "\(with)")
-            print("measured: host's own 440 Hz left out: \(without[0]) dBFS; put back in: \(with[0]) dBFS")
         }
 
         /// The links a selection makes belong to the capturing process's connection: a host
@@ -198,21 +229,44 @@ extension RealServerTests {
                 "\(listing.entries)")
         }
 
-        @Test func aSelectionThroughThePulseAudioAPIIsRefusedNotWidened() throws {
-            let capture = try #require(deskaudio_capture_create())
-            defer { deskaudio_capture_destroy(capture) }
-            #expect(deskaudio_capture_set_backend(capture, "pulse") == 0)
-            #expect(Self.setApps(capture, .DESKAUDIO_APPS_ONLY, ["ToneA"]) == 0, "stored while stopped")
-            #expect(deskaudio_capture_enable(capture, false, true) == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue)
-            #expect(Self.lastError().contains("without muting the host needs the PipeWire backend"), "\(Self.lastError())")
-            #expect(String(cString: deskaudio_capture_backend(capture)!) == "", "nothing left capturing")
-            #expect(Self.setApps(capture, .DESKAUDIO_APPS_ALL, []) == 0)
-            #expect(deskaudio_capture_enable(capture, false, true) == 0, "the whole monitor works there")
-            #expect(
-                Self.setApps(capture, .DESKAUDIO_APPS_ALL_EXCEPT, ["ToneA"])
-                    == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue, "switching while capturing")
-            #expect(String(cString: deskaudio_capture_backend(capture)!) == "", "app audio stopped, not widened")
-            #expect(deskaudio_set_mute_host(false) == 0, "the default capture, stopped")
+        /// Through the PulseAudio API a selection moves nothing: the speakers (the default
+        /// sink's whole monitor) keep hearing the chosen application while it is recorded, and
+        /// the capture follows the application when it is moved to another sink.
+        @Test func aSelectionThroughThePulseAudioAPILeavesTheStreamsWhereTheyPlay() throws {
+            try MuteHostTests.onEachPath { path, backend, environment in
+                guard backend == "pulse" else { return }
+                let (speakers, heard) = try MuteHostTests.speakers(backend)
+                defer { deskaudio_capture_destroy(speakers) }
+                let other = "deskaudio_routing_other"
+                let module = try ExternalTools.run(
+                    ["pactl", "load-module", "module-null-sink", "sink_name=\(other)"], environment: environment
+                ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+                defer { _ = try? ExternalTools.run(["pactl", "unload-module", module], environment: environment) }
+                let collector = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["ToneA"], backend: backend) {
+                    let player = try ExternalTools.playTone(
+                        frequency: 440, amplitude: 0.3, seconds: 3, application: "ToneA", environment: environment)
+                    Thread.sleep(forTimeInterval: 1.2)
+                    let input = try ExternalTools.run(["pactl", "list", "short", "sink-inputs"], environment: environment)
+                        .output.split(separator: "\n").first { $0.contains("pacat") || $0.contains("ToneA") }
+                        .map { String($0.split(separator: "\t")[0]) } ?? ""
+                    _ = try ExternalTools.run(["pactl", "move-sink-input", input, other], environment: environment)
+                    player.waitUntilExit()
+                }
+                #expect(deskaudio_capture_enable(speakers, false, false) == 0)
+                let speakersLevels = try MuteHostTests.frameLevels(heard, of: 440).map(\.level)
+                #expect(speakersLevels.contains { $0 > quietSineLevel - 3 }, "\(path): the speakers still hear ToneA")
+                let recorded = try MuteHostTests.frameLevels(collector, of: 440)
+                guard let first = recorded.firstIndex(where: { $0.level > quietSineLevel - 3 }),
+                    let last = recorded.lastIndex(where: { $0.level > quietSineLevel - 3 })
+                else {
+                    Issue.record("\(path): ToneA never recorded")
+                    return
+                }
+                let seconds = Double(recorded[last].time - recorded[first].time) / 1e9
+                let dips = recorded[first...last].filter { $0.level < quietSineLevel - 1 }.count
+                #expect(seconds > 2.8, "\(path): recorded for \(seconds) s of its 3, across the move")
+                print("measured: \(path): ToneA recorded \(seconds) s of 3 across a move to another sink, \(dips) frames more than 1 dB low")
+            }
         }
 
         @Test func badSelectionsAreRefused() {

@@ -15,6 +15,7 @@
     X(pa_context_disconnect) \
     X(pa_context_errno) \
     X(pa_context_get_server_info) \
+    X(pa_context_get_sink_info_by_index) \
     X(pa_context_get_sink_info_by_name) \
     X(pa_context_get_sink_info_list) \
     X(pa_context_get_module_info_list) \
@@ -45,6 +46,7 @@
     X(pa_stream_new) \
     X(pa_stream_peek) \
     X(pa_stream_readable_size) \
+    X(pa_stream_set_monitor_stream) \
     X(pa_stream_set_moved_callback) \
     X(pa_stream_set_read_callback) \
     X(pa_stream_set_state_callback) \

@@ -173,8 +173,7 @@ public final class AudioService: @unchecked Sendable {
     /// Records, as app audio, what the applications `selection` picks play instead of the
     /// default sink's monitor (nil: the monitor again, or the device chosen with setDevice).
     /// App audio that is capturing switches at once; if that fails, it stops and this throws.
-    /// On PulseAudio's backend only together with `setMuteHost(true)` (`notSupported`
-    /// otherwise). Not callable from inside the frame handler.
+    /// Not callable from inside the frame handler.
     public func setApps(_ selection: AppSelection?) throws(DeskAudioError) {
         try changeAppSelection("applications cannot be chosen") { chosenApps = selection }
     }

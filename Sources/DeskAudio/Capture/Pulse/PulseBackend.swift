@@ -15,14 +15,13 @@ final class PulseBackend: CaptureBackend {
             try stream.start(target)
             return stream
         }
-        // The API records a sink's monitor, not a stream: chosen applications are recorded by
-        // moving them to a sink of the library's, which keeps them off the speakers too.
         guard selection.mutesHost else {
-            throw .notSupported(
-                "choosing applications without muting the host needs the PipeWire backend: through "
-                    + "the PulseAudio API this version records them only by moving them to a sink of "
-                    + "its own, which takes them off the speakers (set the mute too)")
+            let stream = PulseAppCapture(selection: selection, feed: feed, wake: wake)
+            try stream.start()
+            return stream
         }
+        // Muted: the chosen streams are moved to a silent sink of the library's, whose
+        // monitor is recorded.
         let mute = PulseHostMute(selection: selection)
         do throws(DeskAudioError) { try mute.start() } catch {
             mute.finish()

@@ -94,12 +94,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private func recordLocked(
         from device: String, on connection: PulseConnection, deadline: UInt64
     ) throws(DeskAudioError) {
-        var spec = pa_sample_spec(
-            format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
-            channels: UInt8(AudioFormat.channels))
-        var map = pa_channel_map()
-        _ = pulse.pa_channel_map_init_stereo(&map)
-        guard let newStream = pulse.pa_stream_new(connection.context, "DeskAudio capture", &spec, &map) else {
+        guard let newStream = connection.newRecordStream(named: "DeskAudio capture") else {
             throw .streamFailed("PulseAudio refused the stream: \(connection.failureText)")
         }
         stream = newStream
@@ -108,10 +103,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             { stream, _, userData in
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().readAvailable(stream)
             }, Unmanaged.passUnretained(self).toOpaque())
-        let tenMilliseconds = UInt32(AudioFormat.frameFloats * MemoryLayout<Float>.size)
-        var attributes = pa_buffer_attr(
-            maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-            fragsize: tenMilliseconds)
+        var attributes = PulseConnection.tenMillisecondFragments
         // Timing updates let the read callback ask the server's latency without a round trip.
         // A device the host named is kept: when it goes, the stream fails (and is reopened
         // once the device is back) instead of being moved to another one.
@@ -188,8 +180,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             return lookUpSink(name, on: context)
         case .source(let name):
             return lookUpSource(name, on: context)
-        case .applications:  // PulseBackend refuses these before a stream starts
-            return resolved(.failure(.notSupported("the PulseAudio backend records no selection of applications")))
+        case .applications:  // PulseBackend records these with a PulseAppCapture
+            return resolved(.failure(.notSupported("a PulseCapture records no selection of applications")))
         case .defaultSinkMonitor, .defaultSource:
             break
         }

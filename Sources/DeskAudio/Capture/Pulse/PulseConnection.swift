@@ -55,6 +55,24 @@ final class PulseConnection {
     /// Releases the main loop lock.
     func unlock() { pulse.pa_threaded_mainloop_unlock(mainloop) }
 
+    /// Lock held: a new record stream named `name` for 48 kHz stereo F32LE (the server
+    /// converts from whatever its device runs at); nil when the server refused.
+    func newRecordStream(named name: String) -> OpaquePointer? {
+        var spec = pa_sample_spec(
+            format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate), channels: UInt8(AudioFormat.channels))
+        var map = pa_channel_map()
+        _ = pulse.pa_channel_map_init_stereo(&map)
+        return pulse.pa_stream_new(context, name, &spec, &map)
+    }
+
+    /// Buffer attributes for a record stream handed audio every 10 ms (left at its default,
+    /// PulseAudio hands audio over in blocks of seconds).
+    static var tenMillisecondFragments: pa_buffer_attr {
+        pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+            fragsize: UInt32(AudioFormat.frameFloats * MemoryLayout<Float>.size))
+    }
+
     /// The context's last error, for messages.
     var failureText: String { pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error" }
 

@@ -1,0 +1,300 @@
+import CPulse
+import Glibc
+import Synchronization
+
+/// Records chosen applications through the PulseAudio API without moving them: one record
+/// stream per selected sink input, on the monitor of the sink it plays to and limited to that
+/// input (`PulseStreamTap`), mixed on the connection's main loop thread by a `SourceMixer`.
+/// A clock tap on the default sink's monitor, heard as silence, keeps time while no chosen
+/// application plays, so the zero gate counts as with a whole-sink capture. Paused (corked)
+/// inputs are left out of the mix, so they never hold the others back. The speakers keep
+/// playing everything.
+final class PulseAppCapture: CaptureStream, @unchecked Sendable {
+    /// The most application streams mixed at once (the mixer's inputs, less the clock).
+    static let maxStreams = MixerInputs.capacity - 1
+    private let selection: AppSelection
+    private let feed: SourceFeed
+    private let wake: WakeSignal
+    private let ownProcess = getpid()
+    private var connection: PulseConnection?
+    private let failed = Atomic<Bool>(false)
+    // Main loop thread, or its lock held, from here on.
+    private var clock: PulseStreamTap?
+    private var taps: [UInt32: PulseStreamTap] = [:]
+    /// Every sink input seen, as it was first announced: for the events when it goes.
+    private var known: [UInt32: PlaybackStream] = [:]
+    /// The monitor source of each sink, by sink index.
+    private var monitors: [UInt32: String] = [:]
+    private let mixer = SourceMixer()
+    private let inputs = MixerInputs()
+    private var inputsChanged = true
+    private let mixed: UnsafeMutableBufferPointer<Float>
+    private let silence: UnsafeMutableBufferPointer<Float>
+    private var warnedFull = false
+
+    /// True once the server connection or the clock stream failed after start.
+    var hasFailed: Bool { failed.load(ordering: .acquiring) }
+
+    /// A capture of what `selection` takes, written to `feed`.
+    init(selection: AppSelection, feed: SourceFeed, wake: WakeSignal) {
+        self.selection = selection
+        self.feed = feed
+        self.wake = wake
+        mixed = .allocate(capacity: 4096)
+        silence = .allocate(capacity: 4096)
+        silence.initialize(repeating: 0)
+    }
+
+    deinit {
+        stop()
+        mixed.deallocate()
+        silence.deallocate()
+    }
+
+    /// Connects, starts the clock on the default sink's monitor and a tap for each selected
+    /// stream playing now, and follows streams and the default sink from then on.
+    func start(timeoutMs: Int = 3000) throws(DeskAudioError) {
+        let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
+        let connection = try PulseConnection(deadline: deadline)
+        self.connection = connection
+        connection.lock()
+        do throws(DeskAudioError) {
+            try connection.complete(
+                pulse.pa_context_get_sink_info_list(connection.context, PulseAppCapture.noteSink, me),
+                until: deadline, what: "the sink list")
+            let monitor = try defaultMonitor(on: connection, deadline: deadline)
+            startClock(on: monitor)
+            try connection.wait(until: deadline, what: "the clock stream") { (clock?.isReady ?? true) || hasFailed }
+            guard clock?.isReady == true else {
+                throw .streamFailed("PulseAudio could not record from \(monitor): \(connection.failureText)")
+            }
+            watch(connection)
+            try connection.complete(
+                pulse.pa_context_subscribe(
+                    connection.context,
+                    pa_subscription_mask_t(
+                        PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue
+                            | PA_SUBSCRIPTION_MASK_SERVER.rawValue), nil, nil),
+                until: deadline, what: "stream notifications")
+            try connection.complete(
+                pulse.pa_context_get_sink_input_info_list(connection.context, PulseAppCapture.consider, me),
+                until: deadline, what: "the sink input list")
+            connection.unlock()
+        } catch {
+            connection.unlock()
+            stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        guard let connection else { return }
+        connection.lock()
+        pulse.pa_context_set_subscribe_callback(connection.context, nil, nil)
+        pulse.pa_context_set_state_callback(connection.context, nil, nil)
+        clock?.stop()
+        clock = nil
+        for tap in taps.values { tap.stop() }
+        taps = [:]
+        connection.unlock()
+        connection.close()
+        self.connection = nil
+    }
+
+    private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Lock held: the monitor source of the server's default sink.
+    private func defaultMonitor(on connection: PulseConnection, deadline: UInt64) throws(DeskAudioError) -> String {
+        final class Found { var name: String? }
+        let sink = Found()
+        try connection.complete(
+            pulse.pa_context_get_server_info(
+                connection.context,
+                { _, info, userData in
+                    Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().name =
+                        info?.pointee.default_sink_name.map { String(cString: $0) }
+                }, Unmanaged.passUnretained(sink).toOpaque()),
+            until: deadline, what: "the server info")
+        guard let sinkName = sink.name else { throw .streamFailed("the server has no default sink") }
+        let monitor = Found()
+        try connection.complete(
+            pulse.pa_context_get_sink_info_by_name(
+                connection.context, sinkName,
+                { _, info, _, userData in
+                    guard let name = info?.pointee.monitor_source_name else { return }
+                    Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().name = String(cString: name)
+                }, Unmanaged.passUnretained(monitor).toOpaque()),
+            until: deadline, what: "the default sink")
+        guard let monitorName = monitor.name else { throw .noDevice("the default sink \(sinkName) is gone") }
+        return monitorName
+    }
+
+    /// Context failure marks the capture failed; server changes are followed.
+    private func watch(_ connection: PulseConnection) {
+        pulse.pa_context_set_state_callback(
+            connection.context,
+            { context, userData in
+                let state = pulse.pa_context_get_state(context)
+                guard state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED else { return }
+                Unmanaged<PulseAppCapture>.fromOpaque(userData!).takeUnretainedValue().failed.store(true, ordering: .releasing)
+            }, me)
+        pulse.pa_context_set_subscribe_callback(
+            connection.context,
+            { context, event, index, userData in
+                let capture = Unmanaged<PulseAppCapture>.fromOpaque(userData!).takeUnretainedValue()
+                let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+                let removed =
+                    event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue
+                switch facility {
+                case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue where removed:
+                    capture.forget(index)
+                case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
+                    pulse.pa_operation_unref(
+                        pulse.pa_context_get_sink_input_info(context, index, PulseAppCapture.consider, userData))
+                case PA_SUBSCRIPTION_EVENT_SINK.rawValue where removed:
+                    capture.monitors[index] = nil
+                case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
+                    pulse.pa_operation_unref(
+                        pulse.pa_context_get_sink_info_by_index(context, index, PulseAppCapture.noteSink, userData))
+                case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
+                    capture.followDefaultSink()
+                default:
+                    break
+                }
+            }, me)
+    }
+
+    // Main loop thread: a sink listed or announced; inputs waiting for its monitor are looked at again.
+    private static let noteSink: pa_sink_info_cb_t = { context, sink, _, userData in
+        guard let sink = sink?.pointee, let monitor = sink.monitor_source_name else { return }
+        let capture = Unmanaged<PulseAppCapture>.fromOpaque(userData!).takeUnretainedValue()
+        let isNew = capture.monitors[sink.index] == nil
+        capture.monitors[sink.index] = String(cString: monitor)
+        if isNew && capture.clock != nil {
+            pulse.pa_operation_unref(
+                pulse.pa_context_get_sink_input_info_list(context, PulseAppCapture.consider, userData))
+        }
+    }
+
+    // Main loop thread: one sink input, listed or announced (new, changed, moved, corked).
+    private static let consider: pa_sink_input_info_cb_t = { _, input, _, userData in
+        guard let input = input?.pointee else { return }
+        Unmanaged<PulseAppCapture>.fromOpaque(userData!).takeUnretainedValue().consider(input)
+    }
+
+    private func consider(_ input: pa_sink_input_info) {
+        let stream = PulsePlaybackStreams.stream(from: input)
+        let recorded = selection.records(stream, ownProcess: ownProcess)
+        if known[input.index] == nil {
+            known[input.index] = stream
+            feed.reportPlayback(stream, appeared: true, recorded: recorded)
+        }
+        let monitor = monitors[input.sink]
+        let wanted = recorded && input.corked == 0 && monitor != nil
+        if let tap = taps[input.index], !wanted || tap.device != monitor {
+            removeTap(of: input.index, tap)
+        }
+        guard wanted, let monitor, taps[input.index] == nil else { return }
+        guard let slot = (1...PulseAppCapture.maxStreams).first(where: { slot in !taps.values.contains { $0.slot == slot } })
+        else {
+            if !warnedFull {
+                warnedFull = true
+                feed.notices.log(
+                    .warning, "\(feed.name): more than \(PulseAppCapture.maxStreams) streams at once: the rest not recorded")
+            }
+            return
+        }
+        let tap = PulseStreamTap(
+            .sinkInput(input.index), device: monitor, slot: slot, silence: UnsafeBufferPointer(silence),
+            onRead: { [unowned self] _, _ in mixAvailable() },
+            onEnd: { [unowned self] tap in tapEnded(tap) })
+        taps[input.index] = tap
+        inputsChanged = true
+        if let connection, !tap.start(on: connection) { removeTap(of: input.index, tap) }
+    }
+
+    private func removeTap(of index: UInt32, _ tap: PulseStreamTap) {
+        tap.stop()
+        taps[index] = nil
+        inputsChanged = true
+    }
+
+    // Main loop thread: a sink input is gone.
+    private func forget(_ index: UInt32) {
+        if let tap = taps[index] { removeTap(of: index, tap) }
+        guard let stream = known.removeValue(forKey: index) else { return }
+        feed.reportPlayback(stream, appeared: false, recorded: selection.records(stream, ownProcess: ownProcess))
+    }
+
+    // Main loop thread: the server ended a tap (its input moved to another sink, say): the
+    // clock's end fails the capture; an input's is looked at again.
+    private func tapEnded(_ tap: PulseStreamTap) {
+        guard case .sinkInput(let index) = tap.kind else {
+            return failed.store(true, ordering: .releasing)
+        }
+        guard taps[index] === tap else { return }
+        removeTap(of: index, tap)
+        pulse.pa_operation_unref(
+            pulse.pa_context_get_sink_input_info(connection?.context, index, PulseAppCapture.consider, me))
+    }
+
+    private func startClock(on monitor: String) {
+        let tap = PulseStreamTap(
+            .clock, device: monitor, slot: 0, silence: UnsafeBufferPointer(silence),
+            onRead: { [unowned self] _, stream in
+                var latency: pa_usec_t = 0
+                var negative: Int32 = 0
+                if pulse.pa_stream_get_latency(stream, &latency, &negative) == 0 {
+                    feed.reportServerLatency(nanoseconds: negative != 0 ? 0 : Int64(latency) * 1000)
+                }
+                mixAvailable()
+            },
+            onEnd: { [unowned self] _ in failed.store(true, ordering: .releasing) })
+        clock = tap
+        inputsChanged = true
+        if let connection, !tap.start(on: connection) { failed.store(true, ordering: .releasing) }
+    }
+
+    // Main loop thread: the default sink may have changed; the clock moves to its monitor.
+    private func followDefaultSink() {
+        pulse.pa_operation_unref(
+            pulse.pa_context_get_server_info(
+                connection?.context,
+                { context, info, userData in
+                    guard let sink = info?.pointee.default_sink_name else { return }
+                    pulse.pa_operation_unref(
+                        pulse.pa_context_get_sink_info_by_name(
+                            context, sink,
+                            { _, sink, _, userData in
+                                guard let monitor = sink?.pointee.monitor_source_name else { return }
+                                let capture = Unmanaged<PulseAppCapture>.fromOpaque(userData!).takeUnretainedValue()
+                                capture.moveClock(to: String(cString: monitor))
+                            }, userData))
+                }, me))
+    }
+
+    private func moveClock(to monitor: String) {
+        guard let clock, clock.device != monitor else { return }
+        clock.stop()
+        self.clock = nil
+        feed.reportDeviceChange(to: monitor)
+        startClock(on: monitor)
+    }
+
+    // Main loop thread: mixes what every tap holds into the feed and wakes the worker.
+    private func mixAvailable() {
+        if inputsChanged {
+            inputsChanged = false
+            inputs.removeAll()
+            if let clock { inputs.append(clock.ring, flags: [], slot: clock.slot) }
+            for tap in taps.values { inputs.append(tap.ring, flags: [], slot: tap.slot) }
+            mixer.forgetLateAudio()
+        }
+        while true {
+            let (count, _) = mixer.pull(inputs, into: mixed)
+            guard count > 0 else { break }
+            feed.write(UnsafeBufferPointer(rebasing: mixed[0..<count]))
+        }
+        wake.signal(ringHolding: feed.ring.availableFloats)
+    }
+}

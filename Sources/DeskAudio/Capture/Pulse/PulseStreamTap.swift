@@ -1,0 +1,100 @@
+import CPulse
+
+/// One record stream of a `PulseAppCapture`, into a ring of its own: a sink's monitor limited
+/// to one sink input (`pa_stream_set_monitor_stream`, what pavucontrol's per-stream meters
+/// use), or the whole monitor heard as silence (the capture's clock). Everything here runs
+/// on the connection's main loop thread, or with its lock held.
+final class PulseStreamTap {
+    /// What the stream records.
+    enum Kind: Equatable {
+        /// Only what the sink input with this index plays.
+        case sinkInput(UInt32)
+        /// The monitor's timing, its audio replaced by silence.
+        case clock
+    }
+
+    /// What the stream records.
+    let kind: Kind
+    /// The monitor source it records from.
+    let device: String
+    /// The mixer slot of its ring (unique among the capture's taps).
+    let slot: Int
+    /// Audio read and not yet mixed: 250 ms.
+    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 4 * AudioFormat.channels)
+    private var stream: OpaquePointer?
+    private let onRead: (PulseStreamTap, OpaquePointer) -> Void
+    private let onEnd: (PulseStreamTap) -> Void
+    private let silence: UnsafeBufferPointer<Float>
+
+    /// A tap of `kind` on the monitor source `device`, not started. `onRead` runs after each
+    /// read, `onEnd` once if the server ends the stream; `silence` holds zeros for the clock.
+    init(
+        _ kind: Kind, device: String, slot: Int, silence: UnsafeBufferPointer<Float>,
+        onRead: @escaping (PulseStreamTap, OpaquePointer) -> Void, onEnd: @escaping (PulseStreamTap) -> Void
+    ) {
+        self.kind = kind
+        self.device = device
+        self.slot = slot
+        self.silence = silence
+        self.onRead = onRead
+        self.onEnd = onEnd
+    }
+
+    /// Lock held: asks the server for the stream (10 ms fragments); false when it refused at once.
+    func start(on connection: PulseConnection) -> Bool {
+        let name = kind == .clock ? "DeskAudio clock" : "DeskAudio app capture"
+        guard let newStream = connection.newRecordStream(named: name) else { return false }
+        stream = newStream
+        if case .sinkInput(let index) = kind { _ = pulse.pa_stream_set_monitor_stream(newStream, index) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pulse.pa_stream_set_read_callback(
+            newStream, { stream, _, userData in Unmanaged<PulseStreamTap>.fromOpaque(userData!).takeUnretainedValue().read(stream!) },
+            me)
+        pulse.pa_stream_set_state_callback(
+            newStream,
+            { stream, userData in
+                let state = pulse.pa_stream_get_state(stream)
+                guard state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED else { return }
+                let tap = Unmanaged<PulseStreamTap>.fromOpaque(userData!).takeUnretainedValue()
+                tap.onEnd(tap)
+            }, me)
+        var attributes = PulseConnection.tenMillisecondFragments
+        let flags = pa_stream_flags_t(
+            PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+        return pulse.pa_stream_connect_record(newStream, device, &attributes, flags) >= 0
+    }
+
+    /// True once the server made the stream ready.
+    var isReady: Bool { stream.map { pulse.pa_stream_get_state($0) == PA_STREAM_READY } ?? false }
+
+    /// Lock held: disconnects; nothing more is read. Safe to call twice.
+    func stop() {
+        guard let stream else { return }
+        pulse.pa_stream_set_state_callback(stream, nil, nil)
+        pulse.pa_stream_set_read_callback(stream, nil, nil)
+        _ = pulse.pa_stream_disconnect(stream)
+        pulse.pa_stream_unref(stream)
+        self.stream = nil
+    }
+
+    // Main loop thread: everything readable into the ring (zeros of its length for the clock).
+    private func read(_ stream: OpaquePointer) {
+        var data: UnsafeRawPointer?
+        var length = 0
+        while pulse.pa_stream_readable_size(stream) > 0, pulse.pa_stream_peek(stream, &data, &length) == 0, length > 0 {
+            var floats = length / MemoryLayout<Float>.size
+            if kind == .clock || data == nil {  // nil data: a hole the server reports, silence
+                while floats > 0 {
+                    let taken = ring.write(UnsafeBufferPointer(rebasing: silence[0..<min(floats, silence.count)]))
+                    guard taken > 0 else { break }
+                    floats -= taken
+                }
+            } else if let data {
+                _ = ring.write(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: floats))
+            }
+            _ = pulse.pa_stream_drop(stream)
+        }
+        onRead(self, stream)
+    }
+}
