@@ -127,6 +127,12 @@ typedef enum deskaudio_event {
     DESKAUDIO_EVENT_APP_STARTED = 5,
     /** While applications are selected: a playback stream stopped; the detail as above. */
     DESKAUDIO_EVENT_APP_STOPPED = 6,
+    /**
+     * A source's stream is connected but has had no audio for 2 s (1 s once reopened): the
+     * session manager restarted and did not link it again, or someone unlinked it. The
+     * library reopens it (DESKAUDIO_EVENT_CONNECTED follows); frames carry on after a gap.
+     */
+    DESKAUDIO_EVENT_STALLED = 7,
 } deskaudio_event;
 
 /** How much a log message matters. */

@@ -1,5 +1,6 @@
 import DeskAudio
 import Glibc
+import Synchronization
 
 /// The loop `record` and `meter` share: every 100 ms a fresh stats snapshot, the time
 /// since capture started and what the zero gate did since the last look.
@@ -21,8 +22,16 @@ struct CaptureMonitor {
     private(set) var stats = CaptureStats()
     /// The gate's state over the last interval.
     private(set) var gate = GateState.idle
+    /// What the library warned about over the last interval ("app audio: no audio for …").
+    private(set) var warnings: [String] = []
+    private let inbox = WarningInbox()
 
-    init(service: AudioService) { self.service = service }
+    /// Polls `service`, whose warnings it collects from now on.
+    init(service: AudioService) {
+        self.service = service
+        let inbox = self.inbox
+        service.notices.setLogHandler({ _, text in inbox.add(text) }, level: .warning)
+    }
 
     /// Seconds since the monitor was made.
     var elapsedSeconds: Double {
@@ -35,6 +44,7 @@ struct CaptureMonitor {
         usleep(100_000)
         previous = stats
         stats = service.stats()
+        warnings = inbox.takeAll()
         if stats.framesSent > previous.framesSent {
             gate = .open
         } else if stats.framesGated > previous.framesGated {
@@ -48,4 +58,13 @@ struct CaptureMonitor {
     static func decibels(_ value: Float) -> String {
         value <= -120 ? "silent" : "\(Double((value * 10).rounded()) / 10) dBFS"
     }
+}
+
+/// Warnings the library's notice thread hands over to the polling loop.
+private final class WarningInbox: Sendable {
+    private let texts = Mutex<[String]>([])
+
+    func add(_ text: String) { texts.withLock { $0.append(text) } }
+
+    func takeAll() -> [String] { texts.withLock { texts in defer { texts = [] }; return texts } }
 }

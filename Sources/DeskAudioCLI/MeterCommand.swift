@@ -42,6 +42,7 @@ struct MeterCommand: ParsableCommand {
             lines.append(
                 "gate \(monitor.gate.rawValue)  sent \(monitor.stats.framesSent)  held \(monitor.stats.framesGated)"
                     + "  backend \(monitor.stats.backend?.rawValue ?? "-")")
+            display.note(monitor.warnings)
             display.show(lines, elapsedSeconds: monitor.elapsedSeconds)
             if let seconds, monitor.elapsedSeconds >= seconds { break }
         }

@@ -80,6 +80,7 @@ struct RecordCommand: ParsableCommand {
         var display = StatusDisplay()
         while !InterruptSignal.wasRaised && !recording.isComplete && monitor.stats.framesCaptured < frameLimit {
             monitor.poll()
+            display.note(monitor.warnings)
             display.show([statusLine(monitor, recording)], elapsedSeconds: monitor.elapsedSeconds)
             if let seconds, monitor.elapsedSeconds > seconds + 5 { break }  // the server stopped sending
         }

@@ -21,6 +21,15 @@ struct StatusDisplay {
         }
     }
 
+    /// Prints `notes` once, above the status (which is drawn again below them).
+    mutating func note(_ notes: [String]) {
+        guard !notes.isEmpty else { return }
+        var text = isTerminal && linesShown > 0 ? "\u{1B}[\(linesShown)A" : ""
+        for note in notes { text += (isTerminal ? "\r\u{1B}[K" : "") + "warning: " + note + "\n" }
+        write(text)
+        linesShown = 0
+    }
+
     private func write(_ text: String) {
         var bytes = Array(text.utf8)
         _ = Glibc.write(STDERR_FILENO, &bytes, bytes.count)

@@ -32,14 +32,14 @@ final class FakeBackend: CaptureBackend, @unchecked Sendable {
     /// The streams opened and not stopped.
     var runningStreams: [FakeStream] { streams.filter { !$0.isStopped } }
 
-    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal) throws(DeskAudioError)
-        -> CaptureStream
+    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, linkingItself: Bool)
+        throws(DeskAudioError) -> CaptureStream
     {
         guard isAnswering else { throw .noServer("\(serverName) is off") }
         if let name = target.deviceName, !lock.withLock({ deviceList.contains { $0.name == name } }) {
             throw .noDevice("\(serverName) has no device named \(name)")
         }
-        let stream = FakeStream(target: target, feed: feed, wake: wake)
+        let stream = FakeStream(target: target, feed: feed, wake: wake, linkingItself: linkingItself)
         lock.withLock { opened.append(stream) }
         return stream
     }
@@ -58,6 +58,8 @@ final class FakeBackend: CaptureBackend, @unchecked Sendable {
 /// One stream a FakeBackend opened.
 final class FakeStream: CaptureStream, @unchecked Sendable {
     let target: CaptureTarget
+    /// Whether the service asked the backend to link the device itself.
+    let linkingItself: Bool
     private let feed: SourceFeed
     private let wake: WakeSignal
     private let lock = NSLock()
@@ -65,8 +67,9 @@ final class FakeStream: CaptureStream, @unchecked Sendable {
     private var failed = false
     private var framesPlayed = 0
 
-    init(target: CaptureTarget, feed: SourceFeed, wake: WakeSignal) {
+    init(target: CaptureTarget, feed: SourceFeed, wake: WakeSignal, linkingItself: Bool) {
         self.target = target
+        self.linkingItself = linkingItself
         self.feed = feed
         self.wake = wake
     }

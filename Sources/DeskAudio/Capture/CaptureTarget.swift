@@ -22,6 +22,12 @@ public enum CaptureTarget: Sendable, Equatable {
         }
     }
 
+    /// True for a device (a sink's monitor or a source), false for applications.
+    var isADevice: Bool {
+        if case .applications = self { return false }
+        return true
+    }
+
     /// The device name asked for, nil for the default device.
     var deviceName: String? {
         switch self {

@@ -18,6 +18,7 @@ final class SourceFeed: @unchecked Sendable {
     let level = LevelMeter()
     private let serverLatency = Atomic<Int64>(-1)
     private let capturing = Atomic<Bool>(false)
+    private let writes = Atomic<UInt64>(0)
 
     /// A feed for the source `name`.
     init(name: String, notices: NoticeBoard) {
@@ -51,7 +52,12 @@ final class SourceFeed: @unchecked Sendable {
     func write(_ samples: UnsafeBufferPointer<Float>) {
         level.measure(samples)
         ring.write(samples)
+        writes.add(1, ordering: .relaxed)
     }
+
+    /// How many times the stream has written, since creation: a count that stops moving is
+    /// a stream no longer fed.
+    var writeCount: UInt64 { writes.load(ordering: .relaxed) }
 
     /// Server thread: the latency the server reports from the device to this stream.
     func reportServerLatency(nanoseconds: Int64) {

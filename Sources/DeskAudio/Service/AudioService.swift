@@ -346,29 +346,37 @@ public final class AudioService: @unchecked Sendable {
         }
     }
 
-    // Control lock held. A stream the server dropped is reopened (on any backend the
-    // choice allows), with back-off; the worker flags the gap.
+    // Control lock held. A stream the server dropped, or one no longer fed (StallWatch), is
+    // reopened (on any backend the choice allows), with back-off; the worker flags the gap.
     private func reopenIfFailed(_ source: CaptureSource) {
-        guard let failed = source.stream, failed.hasFailed, let worker,
-            source.retry.isDue(at: MonotonicClock.nowNs())
-        else {
-            return
-        }
-        if !source.retry.isRetrying {
+        guard let stream = source.stream, let worker else { return }
+        let now = MonotonicClock.nowNs()
+        if !stream.hasFailed && !source.needsReopen {
+            let waitedMs = source.stall.patienceNs / 1_000_000
+            guard source.stall.isStalled(count: source.feed.writeCount, at: now) else { return }
+            let why =
+                "no audio for \(waitedMs) ms though the stream is connected (the session manager restarted, or it was unlinked)"
+            notices.post(.stalled, "\(source.role.name): \(why)")
+            let how = source.stall.stallsInARow >= 2 ? "reopening, linked by the library where it can" : "reopening"
+            notices.log(.warning, "\(source.role.name): \(why): \(how)")
+            source.needsReopen = true
+        } else if !source.retry.isRetrying && !source.needsReopen {
             notices.post(.disconnected, "\(source.role.name): the audio server dropped the stream")
             notices.log(.warning, "\(source.role.name): stream lost, reconnecting")
         }
+        guard source.retry.isDue(at: now) else { return }
         slots.deactivate(source.slot)
-        failed.stop()
+        stream.stop()
         do throws(DeskAudioError) {
             var backend = requested.value
             if backend == nil { backend = try AudioBackend.fromEnvironment() }
             try open(source, backend: backend)
             worker.gapPending.store(true, ordering: .releasing)
             source.retry.reset()
+            source.needsReopen = false
         } catch {
             notices.log(.debug, "\(source.role.name): reconnect failed: \(error.message)")
-            source.retry.failed(at: MonotonicClock.nowNs())  // the failed stream stays, to be retried
+            source.retry.failed(at: MonotonicClock.nowNs())  // the stopped stream stays, to be retried
         }
     }
 
@@ -393,11 +401,14 @@ public final class AudioService: @unchecked Sendable {
         let feed = source.feed
         feed.restart(name: source.role.name, frameFlags: source.role.frameFlags)
         let target = source.target
+        // Stalled again right after a reopen: the session manager is not linking the stream.
+        let linkingItself = source.stall.stallsInARow >= 2
         let (stream, kind) = try backends.run(on: backend) { backend throws(DeskAudioError) in
-            (try backend.openStream(target, into: feed, wake: wake), backend.kind)
+            (try backend.openStream(target, into: feed, wake: wake, linkingItself: linkingItself), backend.kind)
         }
         inUse.value = kind
         source.stream = stream
+        source.stall.restart(count: feed.writeCount, at: MonotonicClock.nowNs())
         feed.isCapturing = true
         slots.activate(source.slot)
         notices.post(.connected, "\(feed.name): \(target) via \(kind.rawValue)")

@@ -30,6 +30,10 @@ final class CaptureSource {
     var stream: CaptureStream?
     /// When to try reopening a failed stream.
     var retry = RetryBackoff()
+    /// Whether the stream still gets audio.
+    var stall = StallWatch()
+    /// True when the stream stalled and is to be reopened (as a failed one is).
+    var needsReopen = false
 
     /// A source of `role` on `device` (nil: the default) or, for app audio, recording
     /// `selection` (nil: a sink's monitor), writing to the feed in `slot`.

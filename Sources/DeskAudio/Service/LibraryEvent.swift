@@ -13,6 +13,10 @@ public enum LibraryEvent: Int32, Sendable, CaseIterable {
     case appStarted = 5
     /// While applications are selected: one stopped playing.
     case appStopped = 6
+    /// A source's stream is connected but no audio has come for seconds (the session
+    /// manager restarted and did not link it again, or someone unlinked it); the library
+    /// reopens it.
+    case stalled = 7
 }
 
 /// How much a log message matters; a log handler gets the levels up to the one it asked for.

@@ -5,11 +5,11 @@ final class PipeWireBackend: CaptureBackend {
     let kind = AudioBackend.pipewire
     let serverName = "PipeWire"
 
-    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal) throws(DeskAudioError)
-        -> CaptureStream
+    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, linkingItself: Bool)
+        throws(DeskAudioError) -> CaptureStream
     {
         let stream = PipeWireCapture(feed: feed, wake: wake)
-        try stream.start(target)
+        try stream.start(target, linkingItself: linkingItself)
         return stream
     }
 

@@ -12,6 +12,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private var connection: PipeWireConnection?
     private var linkWatch: PipeWireLinkWatch?
     private var appRouter: PipeWireAppRouter?
+    private var deviceLinker: PipeWireDeviceLinker?
     private var hostMute: PipeWireHostMute?
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
@@ -46,7 +47,10 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
 
     /// Connects to the PipeWire daemon, checks `target` against its devices and starts the
     /// stream; returns once the server has accepted the stream, or throws with the reason.
-    func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
+    /// `linkingItself`: the library links the device (the default as it is now, or the one
+    /// named) into the stream instead of the session manager (see PipeWireDeviceLinker);
+    /// ignored for applications, which the library always links.
+    func start(_ target: CaptureTarget, linkingItself: Bool = false, timeoutMs: Int = 3000) throws(DeskAudioError) {
         precondition(connection == nil && hostMute == nil, "start called twice")
         // The mute starts first, with no lock of this connection held: its start waits for
         // the session manager, which may be waiting on this connection's stream node.
@@ -64,9 +68,16 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         do {
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
             try PipeWireCapture.check(target, on: newConnection, deadline: &deadline)
-            try connectLocked(target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs)
+            var linkedDevice: String?
+            if linkingItself, target.isADevice {
+                linkedDevice = try PipeWireCapture.deviceName(for: target, on: newConnection, deadline: &deadline)
+            }
+            try connectLocked(
+                target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs, autoconnect: linkedDevice == nil)
             if case .applications(let selection) = target {
                 try routeLocked(selection, on: newConnection)
+            } else if let linkedDevice {
+                try linkLocked(linkedDevice, target, on: newConnection)
             } else if target.deviceName == nil {
                 try watchRelinksLocked(target, on: newConnection)
             }
@@ -91,6 +102,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         linkWatch?.finish()
         appRouter?.finish()
         appRouter = nil
+        deviceLinker?.finish()
+        deviceLinker = nil
         if let stream { pw_stream_destroy(stream) }
         stream = nil
         connection.unlock()
@@ -128,8 +141,23 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         }
     }
 
+    /// The name of the device `target` records now: the one named, or the current default
+    /// sink or source. Lock held.
+    static func deviceName(
+        for target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec
+    ) throws(DeskAudioError) -> String {
+        if let name = target.deviceName { return name }
+        let server = try PipeWireDevices.read(on: connection, deadline: &deadline)
+        let kind = target.recordsASink ? "sink" : "source"
+        guard let name = target.recordsASink ? server.defaultSinkName : server.defaultSourceName else {
+            throw .noDevice("PipeWire names no default \(kind) (no session manager running?)")
+        }
+        return name
+    }
+
     private func connectLocked(
-        _ target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec, timeoutMs: Int
+        _ target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec, timeoutMs: Int,
+        autoconnect sessionManagerLinks: Bool
     ) throws(DeskAudioError) {
         let properties = pw_properties_new_string(
             "media.type=Audio media.category=Capture media.role=Communication "
@@ -143,10 +171,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             pw_properties_set(properties, PW_KEY_TARGET_OBJECT, name)
             pw_properties_set(properties, PW_KEY_NODE_DONT_RECONNECT, "true")
         }
-        // Applications are linked in by the router, not by the session manager; the stream
-        // runs unlinked too (silence), so the zero gate sees time pass as with a monitor.
+        // Applications are linked in by the router, not by the session manager, and so is a
+        // device the library links itself; the stream runs unlinked too (silence), so the zero
+        // gate sees time pass as with a monitor.
         var autoconnect = PW_STREAM_FLAG_AUTOCONNECT.rawValue
-        if case .applications = target {
+        if !sessionManagerLinks || !target.isADevice {
             pw_properties_set(properties, PW_KEY_NODE_AUTOCONNECT, "false")
             pw_properties_set(properties, PW_KEY_NODE_ALWAYS_PROCESS, "true")
             autoconnect = 0
@@ -204,6 +233,18 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             onRelink: { [unowned self] node in feed.reportDeviceChange(to: node + suffix) })
         linkWatch = watch
         try watch.start()
+    }
+
+    /// Links the device `name` into this stream itself. Lock held.
+    private func linkLocked(_ name: String, _ target: CaptureTarget, on connection: PipeWireConnection)
+        throws(DeskAudioError)
+    {
+        let linker = PipeWireDeviceLinker(
+            connection: connection, deviceName: name, recordsMonitor: target.recordsASink,
+            captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max })
+        deviceLinker = linker
+        try linker.start()
+        feed.notices.log(.info, "\(feed.name): linked to \(name) by the library (the session manager did not)")
     }
 
     /// Links what `selection` picks into this stream, following applications that come and

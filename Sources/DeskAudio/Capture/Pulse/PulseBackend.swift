@@ -4,8 +4,10 @@ final class PulseBackend: CaptureBackend {
     let kind = AudioBackend.pulse
     let serverName = "PulseAudio"
 
-    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal) throws(DeskAudioError)
-        -> CaptureStream
+    /// `linkingItself` is ignored: the PulseAudio API has no links (on pipewire-pulse, a
+    /// stream the session manager does not link stays silent).
+    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, linkingItself: Bool)
+        throws(DeskAudioError) -> CaptureStream
     {
         try query { connection, deadline throws(DeskAudioError) in
             try PulseHostMute.mendLeftovers(on: connection, deadline: deadline)

@@ -1,0 +1,90 @@
+import CPipeWire
+import DeskAudioShim
+
+/// Links a device into a capture stream itself, for when the session manager does not: a
+/// WirePlumber 0.4 restarted under a running graph links nothing to the devices its
+/// predecessor had set up (seen on Debian 12: pw-record and parec stay silent too). A
+/// sink's monitor ports, or a source's output ports, go to the capture's input ports
+/// (channels matched as the router matches them). The device is the one named when the
+/// linker was made; it is not followed when the default changes. The links belong to this
+/// connection and vanish with it. Loop thread, or loop lock held.
+final class PipeWireDeviceLinker {
+    private struct Port {
+        var node: UInt32
+        var isOutput: Bool
+        var isMonitor: Bool
+        var channel: String
+    }
+
+    private let connection: PipeWireConnection
+    private let deviceName: String
+    private let recordsMonitor: Bool
+    private let captureNode: () -> UInt32
+    private var registry: PipeWireRegistry?
+    private var deviceNode: UInt32?
+    private var ports: [UInt32: Port] = [:]
+    private var links: [UInt32: OpaquePointer] = [:]  // by input port
+
+    /// Links the node named `deviceName` (its monitor ports if `recordsMonitor`, else its
+    /// output ports) into the node `captureNode` returns.
+    init(connection: PipeWireConnection, deviceName: String, recordsMonitor: Bool, captureNode: @escaping () -> UInt32) {
+        self.connection = connection
+        self.deviceName = deviceName
+        self.recordsMonitor = recordsMonitor
+        self.captureNode = captureNode
+    }
+
+    /// Lock held: binds the registry; links as the ports appear.
+    func start() throws(DeskAudioError) {
+        registry = try PipeWireRegistry(
+            on: connection,
+            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
+            onRemove: { [unowned self] id in removed(id) })
+    }
+
+    /// Lock held: removes the links and stops watching; safe to call twice.
+    func finish() {
+        for proxy in links.values { pw_proxy_destroy(proxy) }
+        links = [:]
+        registry?.close()
+        registry = nil
+    }
+
+    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
+        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+        switch type {
+        case "PipeWire:Interface:Node" where property(PW_KEY_NODE_NAME) == deviceName:
+            deviceNode = id
+        case "PipeWire:Interface:Port":
+            guard let node = property(PW_KEY_NODE_ID).flatMap(UInt32.init) else { return }
+            ports[id] = Port(
+                node: node, isOutput: property(PW_KEY_PORT_DIRECTION) == "out",
+                isMonitor: property(PW_KEY_PORT_MONITOR) == "true", channel: property(PW_KEY_AUDIO_CHANNEL) ?? "")
+        default:
+            return
+        }
+        linkMissing()
+    }
+
+    private func removed(_ id: UInt32) {
+        if id == deviceNode { deviceNode = nil }
+        ports[id] = nil
+        if let proxy = links.removeValue(forKey: id) { pw_proxy_destroy(proxy) }
+    }
+
+    /// Makes the links still missing from the device's ports to the capture's.
+    private func linkMissing() {
+        let capture = captureNode()
+        guard let device = deviceNode, capture != UInt32.max else { return }
+        let outputs = ports.filter { $0.value.node == device && $0.value.isOutput && $0.value.isMonitor == recordsMonitor }
+        for (inputID, input) in ports where input.node == capture && !input.isOutput && links[inputID] == nil {
+            for (outputID, output) in outputs where PipeWireAppRouter.feeds(output.channel, into: input.channel) {
+                guard let proxy = deskaudio_shim_create_link(connection.core, device, outputID, capture, inputID)
+                else { continue }
+                // One link per input port is enough for a stereo device; a mono one feeds both.
+                links[inputID] = proxy
+                break
+            }
+        }
+    }
+}

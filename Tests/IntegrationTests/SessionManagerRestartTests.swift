@@ -1,0 +1,113 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+extension RealServerTests {
+    /// WirePlumber stopped while capturing and started again 2 s later, as a user's
+    /// `systemctl --user restart wireplumber` does. The links it made die with it (the app's
+    /// link to its sink and the capture's link to the sink's monitor), and the WirePlumber
+    /// 0.4.13 that starts again links nothing to the devices its predecessor had set up
+    /// (pw-record stays silent too). The rig's server is restarted afterwards.
+    @Suite struct SessionManagerRestartTests {
+        /// One capture handle of `mic`/`app` through `backend`, started, with its frames and events.
+        final class Capture {
+            let handle: deskaudio_capture?
+            let frames = FrameCollector()
+            let notices = NoticeCollector()
+            let name: String
+
+            init(_ name: String, backend: String, mic: Bool, app: Bool) {
+                self.name = name
+                handle = deskaudio_capture_create()
+                #expect(deskaudio_capture_set_frame_callback(handle, FrameCollector.callback, frames.userData) == 0)
+                #expect(deskaudio_capture_set_event_callback(handle, NoticeCollector.onEvent, notices.userData) == 0)
+                #expect(deskaudio_capture_set_backend(handle, backend) == 0)
+                #expect(deskaudio_capture_enable(handle, mic, app) == 0, "\(name): \(String(cString: deskaudio_last_error()!))")
+            }
+
+            deinit { deskaudio_capture_destroy(handle) }
+
+            /// The time of the first frame after `time` that follows a gap, nil if none.
+            func resumed(after time: UInt64) throws -> UInt64? {
+                try frames.parsed().first { $0.header.captureTimeNs > time && $0.header.flags.contains(.afterGap) }?
+                    .header.captureTimeNs
+            }
+
+            var stalledEvents: [String] {
+                notices.events.filter { $0.kind == deskaudio_event.DESKAUDIO_EVENT_STALLED.rawValue }.map(\.text)
+            }
+        }
+
+        static func rig(_ command: String, _ directory: String) {
+            let status = system("XDG_RUNTIME_DIR='\(directory)' '\(audioRig)' \(command) '\(directory)' >/dev/null 2>&1")
+            #expect(status == 0, "audio-rig \(command) exited with \(status)")
+        }
+
+        @Test func aCaptureLeftUnlinkedIsReportedAndLinkedAgainWithin3sOfTheSessionManagersReturn() throws {
+            let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
+            defer { Self.rig("restart", directory) }  // a graph with its links, for the tests after this one
+            let player = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 12, application: "ToneA")
+            defer {
+                player.terminate()
+                player.waitUntilExit()
+            }
+            let captures = [
+                Capture("native app", backend: "pipewire", mic: false, app: true),
+                Capture("native mic", backend: "pipewire", mic: true, app: false),
+                Capture("pulse app", backend: "pulse", mic: false, app: true),
+            ]
+            #expect(waitUntil(seconds: 3) { captures.allSatisfy { $0.frames.count >= 50 } }, "frames flow")
+
+            let stopAt = MonotonicClock.nowNs()
+            Self.rig("stop-session-manager", directory)
+            let lostAt = MonotonicClock.nowNs()  // WirePlumber has exited: its links are gone
+            Thread.sleep(forTimeInterval: 2)
+            Self.rig("start-session-manager", directory)
+            let backAt = MonotonicClock.nowNs()
+            let native = captures[0]
+            #expect(
+                waitUntil(seconds: 3.5) { (try? native.resumed(after: lostAt)) != nil }, "native app audio flows again")
+            // The app's own link to the sink died too, and nothing makes it again: as a user
+            // would with pavucontrol, link it by hand; the capture must hear it.
+            let linkedAt = MonotonicClock.nowNs()
+            for side in ["FL", "FR"] {
+                _ = try ExternalTools.run(["pw-link", "ToneA:output_\(side)", "deskaudio_sink:playback_\(side)"])
+            }
+            Thread.sleep(forTimeInterval: 1.5)
+            for capture in captures { #expect(deskaudio_capture_enable(capture.handle, false, false) == 0) }
+
+            for capture in captures {
+                #expect(
+                    capture.stalledEvents.first?.contains("no audio for 2000 ms") == true,
+                    "\(capture.name): \(capture.notices.events)")
+                let sequences = try capture.frames.parsed().map(\.header.sequence)
+                #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "\(capture.name): in sequence")
+            }
+            let nativeBack = try #require(try native.resumed(after: lostAt), "native app audio resumed")
+            let nativeBackMs = (Double(nativeBack) - Double(backAt)) / 1e6
+            #expect(nativeBackMs <= 3000, "native app audio flows again \(nativeBackMs) ms after the session manager")
+            let micBack = try captures[1].resumed(after: lostAt)
+            #expect(micBack != nil, "native mic frames flow again")
+
+            // What the capture heard once the app was linked again.
+            let frames = try native.frames.parsed()
+            let decoded = try native.frames.decoded()
+            let firstAfterLink = try #require(frames.firstIndex { $0.header.captureTimeNs > linkedAt + 200_000_000 })
+            let heard = Array(decoded[(firstAfterLink * 960)...])
+            let frequency = SignalAnalysis.dominantFrequency(SignalAnalysis.left(heard[...]))
+            let level = SignalAnalysis.medianBlockLevel(SignalAnalysis.left(heard[...])[...], frequency: 440)
+            let dropouts = ToneCheck(heard).dropouts(expected: quietSineLevel, tolerance: 1)
+            #expect(abs(frequency - 440) < 2 && abs(level - quietSineLevel) <= 1, "\(frequency) Hz at \(level) dBFS")
+            #expect(dropouts.isEmpty, "frames more than 1 dB off: \(dropouts)")
+            print(
+                "measured: WirePlumber stopped (\((Double(lostAt) - Double(stopAt)) / 1e6) ms to exit) for 2 s: \(native.stalledEvents.count) STALLED events, native app "
+                    + "frames again \(nativeBackMs) ms after it started (linked by the library), then \(frequency) Hz at \(level) dBFS; "
+                    + "mic frames again: \(micBack.map { "\((Double($0) - Double(backAt)) / 1e6) ms" } ?? "no"); "
+                    + "pulse app: \(captures[2].stalledEvents.count) STALLED, "
+                    + "frames again: \((try? captures[2].resumed(after: lostAt)) != nil)")
+        }
+    }
+}
