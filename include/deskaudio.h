@@ -104,6 +104,16 @@ typedef enum deskaudio_apps_mode {
     DESKAUDIO_APPS_ALL_EXCEPT = 2,
 } deskaudio_apps_mode;
 
+/** How much a finding of deskaudio_diagnose() matters. */
+typedef enum deskaudio_finding {
+    /** As it should be. */
+    DESKAUDIO_FINDING_OK = 0,
+    /** May explain silence; the line says what to do. */
+    DESKAUDIO_FINDING_WARNING = 1,
+    /** Explains silence; the line says what to do. */
+    DESKAUDIO_FINDING_PROBLEM = 2,
+} deskaudio_finding;
+
 /** What happened, in a deskaudio_event_callback. */
 typedef enum deskaudio_event {
     /** A source started capturing, or came back after its server went away. */
@@ -360,6 +370,13 @@ typedef void (*deskaudio_device_callback)(int32_t kind, const char *name, const 
 typedef void (*deskaudio_app_callback)(const char *application_name, const char *binary, int32_t pid, uint32_t stream_id, bool running, void *user_data);
 
 /**
+ * Called by deskaudio_diagnose() once per finding, in the order of the checks: `finding` is
+ * a deskaudio_finding, `line` one English line (what was found and, unless it is fine, the
+ * fix), valid only during the call.
+ */
+typedef void (*deskaudio_diagnose_callback)(int32_t finding, const char *line, void *user_data);
+
+/**
  * Called with a deskaudio_event and a one-line English detail ("app audio: …"), valid
  * only during the call. Runs on a thread of the library's own (never an audio server's,
  * never inside a library lock), one call at a time.
@@ -597,6 +614,22 @@ int32_t deskaudio_capture_set_mute_host(deskaudio_capture *capture, bool mute);
 
 /** deskaudio_capture_set_mute_host() on the default capture. */
 int32_t deskaudio_set_mute_host(bool mute);
+
+/**
+ * "Why is it silent?": checks, in order, whether an audio server is reachable (naming the
+ * sockets tried), the backend and server version, the default sink (muted, at 0 % volume,
+ * suspended), which applications play and to which sink, what app audio and the
+ * microphone record, their levels over `listen_ms` (0: 1000; at most 10000) of capture,
+ * and what the zero gate did meanwhile; calls `callback` once per finding on the calling
+ * thread before it returns. Uses `capture`'s backend choice and a capture of its own
+ * (`capture` may be capturing; it is left alone). Returns the number of
+ * DESKAUDIO_FINDING_PROBLEM findings, or a negative deskaudio_status. Blocks for the
+ * listen plus up to 3 s per server query. Not callable from inside a frame callback.
+ */
+int32_t deskaudio_capture_diagnose(deskaudio_capture *capture, int32_t listen_ms, deskaudio_diagnose_callback callback, void *user_data);
+
+/** deskaudio_capture_diagnose() with the default capture's backend choice. */
+int32_t deskaudio_diagnose(int32_t listen_ms, deskaudio_diagnose_callback callback, void *user_data);
 
 /**
  * Sets the function that receives `capture`'s state events, with `user_data` passed back;

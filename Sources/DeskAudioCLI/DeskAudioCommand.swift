@@ -22,6 +22,6 @@ struct DeskAudioCommand: ParsableCommand {
               deskaudio record --only firefox f.opus  # one application only
             """,
         version: String(cString: deskaudio_version()!),
-        subcommands: [DevicesCommand.self, AppsCommand.self, RecordCommand.self, MeterCommand.self]
+        subcommands: [DevicesCommand.self, AppsCommand.self, RecordCommand.self, MeterCommand.self, DoctorCommand.self]
     )
 }

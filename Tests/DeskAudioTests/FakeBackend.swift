@@ -53,6 +53,11 @@ final class FakeBackend: CaptureBackend, @unchecked Sendable {
         guard isAnswering else { throw .noServer("\(serverName) is off") }
         return []
     }
+
+    func serverReport() throws(DeskAudioError) -> ServerReport {
+        guard isAnswering else { throw .noServer("\(serverName) is off") }
+        return ServerReport(server: serverName, defaultSink: nil, defaultSource: nil, defaultSourceIsMonitor: nil, playing: [])
+    }
 }
 
 /// One stream a FakeBackend opened.

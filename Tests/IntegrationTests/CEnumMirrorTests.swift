@@ -35,6 +35,11 @@ import Testing
         CEnumMirrorTests.expectMirrored(deskaudio_pcm_format.self, HostPCMInput.SampleFormat.self, prefix: "DESKAUDIO_PCM_")
     }
 
+    @Test func diagnosisFindings() {
+        CEnumMirrorTests.expectMirrored(
+            deskaudio_finding.self, Diagnosis.Finding.Severity.self, prefix: "DESKAUDIO_FINDING_")
+    }
+
     @Test func backendKinds() {
         let cCases = deskaudio_backend_kind.allCases.map { "\($0.rawValue) \($0)" }
         let coreCases = ["0 DESKAUDIO_BACKEND_NONE"]

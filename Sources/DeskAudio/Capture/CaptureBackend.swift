@@ -22,6 +22,9 @@ protocol CaptureBackend: AnyObject, Sendable {
 
     /// The streams applications play now, read once. Blocks up to 3 s.
     func playbackStreams() throws(DeskAudioError) -> [PlaybackStream]
+
+    /// The server's state as "why is it silent?" reads it. Blocks up to 3 s.
+    func serverReport() throws(DeskAudioError) -> ServerReport
 }
 
 /// A running capture stream of any backend: it writes 48 kHz stereo floats into its feed's

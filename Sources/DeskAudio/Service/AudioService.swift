@@ -215,6 +215,18 @@ public final class AudioService: @unchecked Sendable {
         try backends.run(on: try chosenBackend()) { backend throws(DeskAudioError) in try backend.playbackStreams() }
     }
 
+    /// The state of the server that `backend` reaches (nil: the one the backend choice
+    /// picks), and which backend answered. Blocks up to 3 s for the server.
+    public func serverReport(on backend: AudioBackend? = nil) throws(DeskAudioError)
+        -> (report: ServerReport, backend: AudioBackend)
+    {
+        var requested = backend
+        if requested == nil { requested = try chosenBackend() }
+        return try backends.run(on: requested) { backend throws(DeskAudioError) in
+            (try backend.serverReport(), backend.kind)
+        }
+    }
+
     // Control lock held. The running source of `role`, if any, stopped, changed by `change`
     // and started again (true; false with none running); if that fails it is removed (and
     // capture stopped if it was the last source) and this throws.
@@ -234,6 +246,9 @@ public final class AudioService: @unchecked Sendable {
         }
         return true
     }
+
+    /// The backend asked for with setBackend (nil: automatic).
+    public var requestedBackend: AudioBackend? { requested.value }
 
     /// The backend capture uses now, nil while stopped.
     public var activeBackend: AudioBackend? { inUse.value }

@@ -1,3 +1,4 @@
+import CPipeWire
 import Glibc
 
 /// PipeWire's native API (libpipewire-0.3): each stream on a connection of its own.
@@ -22,6 +23,26 @@ final class PipeWireBackend: CaptureBackend {
     func playbackStreams() throws(DeskAudioError) -> [PlaybackStream] {
         try query { connection, deadline throws(DeskAudioError) in
             try PipeWirePlaybackStreams.read(on: connection, deadline: &deadline)
+        }
+    }
+
+    /// The defaults and the playing streams; mute, volume and suspension, and which sink a
+    /// stream plays to, are left unknown (pipewire-pulse, through the PulseAudio API, tells them).
+    func serverReport() throws(DeskAudioError) -> ServerReport {
+        try query { connection, deadline throws(DeskAudioError) in
+            let server = try PipeWireDevices.read(on: connection, deadline: &deadline)
+            let streams = try PipeWirePlaybackStreams.read(on: connection, deadline: &deadline)
+            let library = String(cString: pw_get_library_version())
+            return ServerReport(
+                server: "PipeWire (libpipewire \(library))",
+                defaultSink: server.defaultSinkName.map {
+                    ServerReport.Sink(name: $0, isMuted: nil, volumePercent: nil, isSuspended: nil)
+                },
+                defaultSource: server.defaultSourceName,
+                defaultSourceIsMonitor: server.defaultSourceName.map { name in
+                    server.devices.contains { $0.name == name && $0.kind == .sink }
+                },
+                playing: streams.map { ServerReport.Playing(stream: $0, sink: "") })
         }
     }
 

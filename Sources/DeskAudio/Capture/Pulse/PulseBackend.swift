@@ -44,6 +44,12 @@ final class PulseBackend: CaptureBackend {
         }
     }
 
+    func serverReport() throws(DeskAudioError) -> ServerReport {
+        try query { connection, deadline throws(DeskAudioError) in
+            try PulseServerReport.read(on: connection, deadline: deadline)
+        }
+    }
+
     /// Runs `body` on a connection of its own, main loop lock held, within 3 s.
     private func query<T>(_ body: (PulseConnection, UInt64) throws(DeskAudioError) -> T) throws(DeskAudioError) -> T {
         let deadline = MonotonicClock.nowNs() + 3_000_000_000
