@@ -616,6 +616,23 @@ int32_t deskaudio_capture_set_mute_host(deskaudio_capture *capture, bool mute);
 int32_t deskaudio_set_mute_host(bool mute);
 
 /**
+ * While `ensure` is true (false by default), app audio on a server with no sink at all (a
+ * machine with no sound card, a headless server) creates a virtual sink for as long as it
+ * captures, so applications have somewhere to play and the viewer hears them; an event
+ * (DESKAUDIO_EVENT_DEVICE_CHANGED, "app audio: NAME.monitor") names it. On PipeWire it is
+ * a node of the library's connection (deskaudio-virtual-PID-N), gone when capture stops or
+ * the process ends however it ends. Through the PulseAudio API it is a loaded
+ * module-null-sink (deskaudio_virtual_PID_N), unloaded when capture stops; a killed
+ * process leaves it loaded until the next capture start on that server unloads it. What
+ * played there moves to whatever sink the server picks. Applies from the next start of app
+ * audio. Returns DESKAUDIO_OK.
+ */
+int32_t deskaudio_capture_set_ensure_sink(deskaudio_capture *capture, bool ensure);
+
+/** deskaudio_capture_set_ensure_sink() on the default capture. */
+int32_t deskaudio_set_ensure_sink(bool ensure);
+
+/**
  * "Why is it silent?": checks, in order, whether an audio server is reachable (naming the
  * sockets tried), the backend and server version, the default sink (muted, at 0 % volume,
  * suspended), which applications play and to which sink, what app audio and the

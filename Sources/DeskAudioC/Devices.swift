@@ -198,6 +198,30 @@ public func deskaudio_set_mute_host(_ mute: Bool) -> Int32 {
     deskaudio_capture_set_mute_host(defaultHandle, mute)
 }
 
+/// While `ensure` is true (false by default), app audio on a server with no sink at all (a
+/// machine with no sound card, a headless server) creates a virtual sink for as long as it
+/// captures, so applications have somewhere to play and the viewer hears them; an event
+/// (DESKAUDIO_EVENT_DEVICE_CHANGED, "app audio: NAME.monitor") names it. On PipeWire it is
+/// a node of the library's connection (deskaudio-virtual-PID-N), gone when capture stops or
+/// the process ends however it ends. Through the PulseAudio API it is a loaded
+/// module-null-sink (deskaudio_virtual_PID_N), unloaded when capture stops; a killed
+/// process leaves it loaded until the next capture start on that server unloads it. What
+/// played there moves to whatever sink the server picks. Applies from the next start of app
+/// audio. Returns DESKAUDIO_OK.
+@_cdecl("deskaudio_capture_set_ensure_sink")
+public func deskaudio_capture_set_ensure_sink(_ capture: deskaudio_capture?, _ ensure: Bool) -> Int32 {
+    withCapture(capture) { service in
+        service.setEnsuresSink(ensure)
+        return 0
+    }
+}
+
+/// deskaudio_capture_set_ensure_sink() on the default capture.
+@_cdecl("deskaudio_set_ensure_sink")
+public func deskaudio_set_ensure_sink(_ ensure: Bool) -> Int32 {
+    deskaudio_capture_set_ensure_sink(defaultHandle, ensure)
+}
+
 /// NULL and "" mean the default device.
 private func deviceName(_ name: UnsafePointer<CChar>?) -> String? {
     guard let name, name.pointee != 0 else { return nil }

@@ -1,6 +1,5 @@
 import DeskAudio
 import Glibc
-import Synchronization
 
 /// The loop `record` and `meter` share: every 100 ms a fresh stats snapshot, the time
 /// since capture started and what the zero gate did since the last look.
@@ -62,9 +61,14 @@ struct CaptureMonitor {
 
 /// Warnings the library's notice thread hands over to the polling loop.
 private final class WarningInbox: Sendable {
-    private let texts = Mutex<[String]>([])
+    private let texts = LockedValue<[String]>([])
 
     func add(_ text: String) { texts.withLock { $0.append(text) } }
 
-    func takeAll() -> [String] { texts.withLock { texts in defer { texts = [] }; return texts } }
+    func takeAll() -> [String] {
+        texts.withLock { texts in
+            defer { texts = [] }
+            return texts
+        }
+    }
 }

@@ -31,6 +31,11 @@ struct CaptureOptions: ParsableArguments {
             + "Without --only/--exclude: every application but this one, wherever it plays."))
     var muteHost = false
 
+    @Flag(help: ArgumentHelp(
+        "On a server with no sink at all (no sound card), create a virtual one while capturing, so "
+            + "applications have somewhere to play."))
+    var ensureSink = false
+
     @Option(help: BackendChoice.help)
     var backend = BackendChoice.auto
 
@@ -56,6 +61,7 @@ struct CaptureOptions: ParsableArguments {
     /// app audio, a source is a microphone).
     func start(_ service: AudioService) throws {
         service.setBackend(backend.backend)
+        service.setEnsuresSink(ensureSink)
         var micWanted = mic
         var appWanted = app || !mic
         do throws(DeskAudioError) {

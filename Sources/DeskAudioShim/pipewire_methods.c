@@ -56,7 +56,10 @@ int deskaudio_shim_metadata_set_property(
     return pw_metadata_set_property(metadata, subject, key, type, value);
 }
 
-struct pw_proxy *deskaudio_shim_create_null_sink(struct pw_core *core, const char *name, const char *description) {
+struct pw_proxy *deskaudio_shim_create_null_sink(
+    struct pw_core *core, const char *name, const char *description, int priority) {
+    char priority_text[16];
+    snprintf(priority_text, sizeof priority_text, "%d", priority);
     struct spa_dict_item items[] = {
         SPA_DICT_ITEM_INIT(PW_KEY_FACTORY_NAME, "support.null-audio-sink"),
         SPA_DICT_ITEM_INIT(PW_KEY_NODE_NAME, name),
@@ -64,9 +67,9 @@ struct pw_proxy *deskaudio_shim_create_null_sink(struct pw_core *core, const cha
         SPA_DICT_ITEM_INIT(PW_KEY_MEDIA_CLASS, "Audio/Sink"),
         SPA_DICT_ITEM_INIT("audio.position", "FL,FR"),
         SPA_DICT_ITEM_INIT(PW_KEY_NODE_VIRTUAL, "true"),
-        /* Never the session manager's pick for a default sink. */
-        SPA_DICT_ITEM_INIT(PW_KEY_PRIORITY_SESSION, "0"),
-        SPA_DICT_ITEM_INIT(PW_KEY_PRIORITY_DRIVER, "0"),
+        /* The session manager's pick for a default sink by priority: 0 never, 1 last. */
+        SPA_DICT_ITEM_INIT(PW_KEY_PRIORITY_SESSION, priority_text),
+        SPA_DICT_ITEM_INIT(PW_KEY_PRIORITY_DRIVER, priority_text),
         /* Owned by this client: gone when it disconnects or destroys the proxy. */
         SPA_DICT_ITEM_INIT(PW_KEY_OBJECT_LINGER, "false"),
     };

@@ -32,14 +32,14 @@ final class FakeBackend: CaptureBackend, @unchecked Sendable {
     /// The streams opened and not stopped.
     var runningStreams: [FakeStream] { streams.filter { !$0.isStopped } }
 
-    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, linkingItself: Bool)
+    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, options: StreamOptions)
         throws(DeskAudioError) -> CaptureStream
     {
         guard isAnswering else { throw .noServer("\(serverName) is off") }
         if let name = target.deviceName, !lock.withLock({ deviceList.contains { $0.name == name } }) {
             throw .noDevice("\(serverName) has no device named \(name)")
         }
-        let stream = FakeStream(target: target, feed: feed, wake: wake, linkingItself: linkingItself)
+        let stream = FakeStream(target: target, feed: feed, wake: wake, linkingItself: options.linkingItself)
         lock.withLock { opened.append(stream) }
         return stream
     }

@@ -10,10 +10,8 @@ protocol CaptureBackend: AnyObject, Sendable {
 
     /// Starts a stream recording `target` into `feed` (48 kHz stereo floats), waking `wake`
     /// as audio arrives; returns once the server accepted it, or throws why not. Blocks up
-    /// to 3 s for the server. `linkingItself`: the stream stalled again after a reopen, so the
-    /// session manager is not linking it; a backend that can links the device itself
-    /// (PipeWire), the others open the stream as usual.
-    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, linkingItself: Bool)
+    /// to 3 s for the server.
+    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, options: StreamOptions)
         throws(DeskAudioError) -> CaptureStream
 
     /// The server's capture devices, read once: every sink (its monitor is app audio) and

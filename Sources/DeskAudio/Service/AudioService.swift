@@ -40,6 +40,8 @@ public final class AudioService: @unchecked Sendable {
     private let stopPending = Atomic<Bool>(false)
     // Read without the control lock (from the frame handler too); written with it held.
     private let requested = BackendSlot()
+    // Whether app audio creates a virtual sink on a server that has none.
+    private let ensuresSink = LockedValue(false)
     private let inUse = BackendSlot()
     // Reopens streams whose server went away; never waits for the control lock.
     private var supervisor: pthread_t?
@@ -247,6 +249,16 @@ public final class AudioService: @unchecked Sendable {
         return true
     }
 
+    /// While `ensure` is true, app audio on a server with no sink at all (a machine with no
+    /// sound card) creates a virtual sink for as long as it captures, so applications have
+    /// somewhere to play and the viewer hears them: on PipeWire a node of the library's
+    /// connection (gone with it, however the process ends); through the PulseAudio API a
+    /// loaded module-null-sink, unloaded on stop, or by the next capture start on that server
+    /// if the process was killed. Applies from the next start of app audio.
+    public func setEnsuresSink(_ ensure: Bool) {
+        ensuresSink.withLock { $0 = ensure }
+    }
+
     /// The backend asked for with setBackend (nil: automatic).
     public var requestedBackend: AudioBackend? { requested.value }
 
@@ -417,9 +429,10 @@ public final class AudioService: @unchecked Sendable {
         feed.restart(name: source.role.name, frameFlags: source.role.frameFlags)
         let target = source.target
         // Stalled again right after a reopen: the session manager is not linking the stream.
-        let linkingItself = source.stall.stallsInARow >= 2
+        let options = StreamOptions(
+            linkingItself: source.stall.stallsInARow >= 2, ensuresSink: source.role == .app && ensuresSink.withLock { $0 })
         let (stream, kind) = try backends.run(on: backend) { backend throws(DeskAudioError) in
-            (try backend.openStream(target, into: feed, wake: wake, linkingItself: linkingItself), backend.kind)
+            (try backend.openStream(target, into: feed, wake: wake, options: options), backend.kind)
         }
         inUse.value = kind
         source.stream = stream

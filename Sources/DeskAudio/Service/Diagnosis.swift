@@ -129,7 +129,10 @@ public enum Diagnosis {
         do throws(DeskAudioError) {
             try service.enable(mic: true, app: true)
         } catch {
-            return add(.problem, "capture failed: \(error.message)")
+            add(.problem, "capturing app audio and the microphone failed: \(error.message)")
+            do throws(DeskAudioError) { try service.enable(mic: false, app: true) } catch {
+                return add(.problem, "capturing app audio alone failed too: \(error.message)")
+            }
         }
         usleep(UInt32(milliseconds) * 1000)
         let after = service.stats()

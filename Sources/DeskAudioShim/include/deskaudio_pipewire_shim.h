@@ -37,8 +37,9 @@ DESKAUDIO_PW_SHIM_HIDDEN int deskaudio_shim_metadata_set_property(
     struct pw_metadata *metadata, uint32_t subject, const char *key, const char *type, const char *value);
 
 /* Asks the daemon for a silent stereo sink named `name` (support.null-audio-sink), owned by
- * this client (no linger) and never picked as a default. NULL on failure (errno). */
+ * this client (no linger). `priority` is its priority.session: 0, never picked as a default;
+ * 1, picked only when no other sink is there. NULL on failure (errno). */
 DESKAUDIO_PW_SHIM_HIDDEN struct pw_proxy *deskaudio_shim_create_null_sink(
-    struct pw_core *core, const char *name, const char *description);
+    struct pw_core *core, const char *name, const char *description, int priority);
 
 #endif

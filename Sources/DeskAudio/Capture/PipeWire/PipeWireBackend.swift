@@ -6,11 +6,11 @@ final class PipeWireBackend: CaptureBackend {
     let kind = AudioBackend.pipewire
     let serverName = "PipeWire"
 
-    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, linkingItself: Bool)
+    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, options: StreamOptions)
         throws(DeskAudioError) -> CaptureStream
     {
         let stream = PipeWireCapture(feed: feed, wake: wake)
-        try stream.start(target, linkingItself: linkingItself)
+        try stream.start(target, options: options)
         return stream
     }
 

@@ -1,4 +1,5 @@
 import CPipeWire
+import DeskAudioShim
 import Glibc
 import Synchronization
 
@@ -13,6 +14,9 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private var linkWatch: PipeWireLinkWatch?
     private var appRouter: PipeWireAppRouter?
     private var deviceLinker: PipeWireDeviceLinker?
+    // The sink made for a server that had none (StreamOptions.ensuresSink).
+    private var virtualSink: OpaquePointer?
+    private static let virtualSinksMade = Atomic<Int>(0)
     private var hostMute: PipeWireHostMute?
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
@@ -47,10 +51,13 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
 
     /// Connects to the PipeWire daemon, checks `target` against its devices and starts the
     /// stream; returns once the server has accepted the stream, or throws with the reason.
-    /// `linkingItself`: the library links the device (the default as it is now, or the one
-    /// named) into the stream instead of the session manager (see PipeWireDeviceLinker);
-    /// ignored for applications, which the library always links.
-    func start(_ target: CaptureTarget, linkingItself: Bool = false, timeoutMs: Int = 3000) throws(DeskAudioError) {
+    /// `options.linkingItself`: the library links the device (the default as it is now, or the
+    /// one named) into the stream instead of the session manager (see PipeWireDeviceLinker);
+    /// ignored for applications, which the library always links. `options.ensuresSink`: a
+    /// server with no sink gets one of this connection's for the default sink's monitor.
+    func start(_ target: CaptureTarget, options: StreamOptions = StreamOptions(), timeoutMs: Int = 3000)
+        throws(DeskAudioError)
+    {
         precondition(connection == nil && hostMute == nil, "start called twice")
         // The mute starts first, with no lock of this connection held: its start waits for
         // the session manager, which may be waiting on this connection's stream node.
@@ -68,8 +75,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         do {
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
             try PipeWireCapture.check(target, on: newConnection, deadline: &deadline)
+            if options.ensuresSink, target == .defaultSinkMonitor {
+                try ensureSinkLocked(on: newConnection, deadline: &deadline)
+            }
             var linkedDevice: String?
-            if linkingItself, target.isADevice {
+            if options.linkingItself, target.isADevice {
                 linkedDevice = try PipeWireCapture.deviceName(for: target, on: newConnection, deadline: &deadline)
             }
             try connectLocked(
@@ -104,6 +114,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         appRouter = nil
         deviceLinker?.finish()
         deviceLinker = nil
+        if let virtualSink { pw_proxy_destroy(virtualSink) }
+        virtualSink = nil
         if let stream { pw_stream_destroy(stream) }
         stream = nil
         connection.unlock()
@@ -233,6 +245,30 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             onRelink: { [unowned self] node in feed.reportDeviceChange(to: node + suffix) })
         linkWatch = watch
         try watch.start()
+    }
+
+    /// On a server with no sink at all, asks for a null sink owned by this connection
+    /// (`deskaudio-virtual-<pid>-<n>`, priority.session 1: the default only while no other
+    /// sink is there), waits until the session manager made it the default, and tells the
+    /// host. Lock held.
+    private func ensureSinkLocked(on connection: PipeWireConnection, deadline: inout timespec) throws(DeskAudioError) {
+        let server = try PipeWireDevices.read(on: connection, deadline: &deadline)
+        guard !server.devices.contains(where: { $0.kind == .sink }) else { return }
+        let number = PipeWireCapture.virtualSinksMade.add(1, ordering: .relaxed).newValue
+        let name = "deskaudio-virtual-\(getpid())-\(number)"
+        guard let proxy = deskaudio_shim_create_null_sink(connection.core, name, "DeskAudio virtual sink", 1) else {
+            throw .streamFailed("PipeWire refused a virtual sink: \(PipeWireConnection.errnoText())")
+        }
+        virtualSink = proxy
+        // A stream connected before the session manager has a default for it is ended by
+        // WirePlumber 0.4 ("no node available"): wait until the new sink is the default.
+        while try PipeWireDevices.read(on: connection, deadline: &deadline).defaultSinkName != name {
+            connection.unlock()
+            usleep(20_000)
+            connection.lock()
+        }
+        feed.notices.log(.info, "\(feed.name): the server has no sink: made \(name) for this capture")
+        feed.reportDeviceChange(to: "\(name).monitor")
     }
 
     /// Links the device `name` into this stream itself. Lock held.

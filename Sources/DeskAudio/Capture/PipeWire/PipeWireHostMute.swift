@@ -68,7 +68,7 @@ final class PipeWireHostMute {
             throw .notSupported(
                 "muting the host needs a session manager (WirePlumber) that keeps the \"default\" metadata")
         }
-        guard let proxy = deskaudio_shim_create_null_sink(connection.core, sinkName, "DeskAudio: host muted") else {
+        guard let proxy = deskaudio_shim_create_null_sink(connection.core, sinkName, "DeskAudio: host muted", 0) else {
             throw .outOfResources("cannot create the sink that mutes the host: \(PipeWireConnection.errnoText())")
         }
         sink = proxy

@@ -4,17 +4,25 @@ final class PulseBackend: CaptureBackend {
     let kind = AudioBackend.pulse
     let serverName = "PulseAudio"
 
-    /// `linkingItself` is ignored: the PulseAudio API has no links (on pipewire-pulse, a
-    /// stream the session manager does not link stays silent).
-    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, linkingItself: Bool)
+    /// `options.linkingItself` is ignored: the PulseAudio API has no links (on pipewire-pulse,
+    /// a stream the session manager does not link stays silent).
+    func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, options: StreamOptions)
         throws(DeskAudioError) -> CaptureStream
     {
-        try query { connection, deadline throws(DeskAudioError) in
-            try PulseHostMute.mendLeftovers(on: connection, deadline: deadline)
+        let virtualSink = try query { connection, deadline throws(DeskAudioError) in
+            try PulseNullSink.unloadLeftovers(on: connection, deadline: deadline)
+            guard options.ensuresSink, target == .defaultSinkMonitor else { return nil as PulseVirtualSink? }
+            return try PulseVirtualSink.loadIfNoSink(on: connection, deadline: deadline)
         }
         guard case .applications(let selection) = target else {
-            let stream = PulseCapture(feed: feed, wake: wake)
-            try stream.start(target)
+            let stream = PulseCapture(feed: feed, wake: wake, onStop: virtualSink.map { sink in { sink.unload() } })
+            if let virtualSink {
+                feed.notices.log(.info, "\(feed.name): the server has no sink: loaded \(virtualSink.name) for this capture")
+                feed.reportDeviceChange(to: "\(virtualSink.name).monitor")
+            }
+            // The virtual sink by name: it is the default only once the server (or its session
+            // manager) has made it so.
+            try stream.start(virtualSink.map { .sinkMonitor(named: $0.name) } ?? target)
             return stream
         }
         guard selection.mutesHost else {
@@ -29,7 +37,7 @@ final class PulseBackend: CaptureBackend {
             mute.finish()
             throw error
         }
-        let stream = PulseCapture(feed: feed, wake: wake, hostMute: mute)
+        let stream = PulseCapture(feed: feed, wake: wake, onStop: { mute.finish() })
         try stream.start(.sinkMonitor(named: mute.sinkName))
         return stream
     }

@@ -24,17 +24,18 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     // What this stream records.
     private var target = CaptureTarget.defaultSinkMonitor
     private let failed = Atomic<Bool>(false)
-    // Finished when the stream stops.
-    private var hostMute: PulseHostMute?
+    // Run once when the stream stops: a mute finished, a virtual sink unloaded.
+    private var onStop: (() -> Void)?
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
-    /// A stream writing to `feed`; `hostMute` (started) is finished when it stops.
-    init(feed: SourceFeed, wake: WakeSignal, hostMute: PulseHostMute? = nil) {
+    /// A stream writing to `feed`; `onStop` runs once when it stops (a started mute's
+    /// finish, a virtual sink's unload).
+    init(feed: SourceFeed, wake: WakeSignal, onStop: (() -> Void)? = nil) {
         self.feed = feed
         self.wake = wake
-        self.hostMute = hostMute
+        self.onStop = onStop
     }
 
     deinit { stop() }
@@ -73,8 +74,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
 
     func stop() {
         defer {
-            hostMute?.finish()
-            hostMute = nil
+            onStop?()
+            onStop = nil
         }
         guard let connection else { return }
         if let stream {

@@ -9,13 +9,13 @@ import Synchronization
 /// Finishing moves each back to the sink it played to and unloads the module.
 ///
 /// A loaded module outlives the client that loaded it: when the process dies, its streams
-/// stay on the silent sink. `mendLeftovers`, run by every capture start on this backend,
-/// unloads the null sinks of processes that are gone, and the server moves their streams to
+/// stay on the silent sink. `PulseNullSink.unloadLeftovers`, run by every capture start on
+/// this backend, unloads the null sinks of processes that are gone, and the server moves their streams to
 /// the default sink. A stream moved elsewhere while muted (by the user) is left there.
 /// `start` and `finish` on the owner's thread; the rest on this mute's main loop thread.
 final class PulseHostMute {
     /// The start of every mute sink's name.
-    static let sinkNamePrefix = "deskaudio_mute_"
+    static let sinkNamePrefix = PulseNullSink.prefixes[0]
     private static let sinksMade = Atomic<Int>(0)
 
     /// The name of this mute's sink; the capture records its monitor.
@@ -45,21 +45,8 @@ final class PulseHostMute {
         connection.lock()
         defer { connection.unlock() }
         let me = Unmanaged.passUnretained(self).toOpaque()
-        // PulseAudio's own null sink rewinds when a stream joins, which a monitor capture
-        // hears as a glitch; pipewire-pulse has no such option.
-        let isPipeWire = try PulseHostMute.serverName(on: connection, deadline: deadline).contains("PipeWire")
-        let arguments =
-            "sink_name=\(sinkName) sink_properties=device.description=DeskAudio-host-muted"
-            + (isPipeWire ? "" : " norewinds=1")
-        try connection.complete(
-            pulse.pa_context_load_module(
-                connection.context, "module-null-sink", arguments,
-                { _, index, userData in Unmanaged<PulseHostMute>.fromOpaque(userData!).takeUnretainedValue().module = index },
-                me),
-            until: deadline, what: "loading the sink that mutes the host")
-        guard module != UInt32.max else {
-            throw .streamFailed("PulseAudio refused the sink that mutes the host: \(connection.failureText)")
-        }
+        module = try PulseNullSink.load(
+            sinkName, description: "DeskAudio-host-muted", on: connection, deadline: deadline)
         try connection.complete(
             pulse.pa_context_get_sink_info_by_name(
                 connection.context, sinkName,
@@ -103,58 +90,12 @@ final class PulseHostMute {
         }
         moved = [:]
         if module != UInt32.max {
-            try? connection.complete(
-                pulse.pa_context_unload_module(connection.context, module, nil, nil),
-                until: deadline, what: "unloading the sink that muted the host")
+            PulseNullSink.unload(module, on: connection, deadline: deadline)
             module = UInt32.max
         }
         connection.unlock()
         connection.close()
         self.connection = nil
-    }
-
-    /// Unloads the mute sinks that processes now gone left loaded (the server moves their
-    /// streams to the default sink). Lock held on `connection`.
-    static func mendLeftovers(on connection: PulseConnection, deadline: UInt64) throws(DeskAudioError) {
-        final class Found { var modules: [UInt32] = [] }
-        let found = Found()
-        try connection.complete(
-            pulse.pa_context_get_module_info_list(
-                connection.context,
-                { _, info, _, userData in
-                    guard let info = info?.pointee, let name = info.name, String(cString: name) == "module-null-sink",
-                        let argument = info.argument, let pid = PulseHostMute.owner(of: String(cString: argument)),
-                        pid != getpid(), kill(pid, 0) != 0, errno == ESRCH
-                    else { return }
-                    Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().modules.append(info.index)
-                }, Unmanaged.passUnretained(found).toOpaque()),
-            until: deadline, what: "the module list")
-        for module in found.modules {
-            try connection.complete(
-                pulse.pa_context_unload_module(connection.context, module, nil, nil),
-                until: deadline, what: "unloading a mute sink left behind")
-        }
-    }
-
-    /// The process id in a mute sink's module argument ("sink_name=deskaudio_mute_<pid>_<n> …").
-    static func owner(of argument: String) -> Int32? {
-        let key = "sink_name=\(sinkNamePrefix)"
-        guard let word = argument.split(separator: " ").first(where: { $0.hasPrefix(key) }) else { return nil }
-        return Int32(word.dropFirst(key.count).prefix { $0.isNumber })
-    }
-
-    private static func serverName(on connection: PulseConnection, deadline: UInt64) throws(DeskAudioError) -> String {
-        final class Found { var name = "" }
-        let found = Found()
-        try connection.complete(
-            pulse.pa_context_get_server_info(
-                connection.context,
-                { _, info, userData in
-                    Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().name =
-                        info?.pointee.server_name.map { String(cString: $0) } ?? ""
-                }, Unmanaged.passUnretained(found).toOpaque()),
-            until: deadline, what: "the server info")
-        return found.name
     }
 
     // Main loop thread: one sink input, listed or announced.
