@@ -24,6 +24,7 @@
     X(pa_context_get_source_info_by_name) \
     X(pa_context_get_source_info_list) \
     X(pa_context_get_state) \
+    X(pa_context_load_cookie_from_file) \
     X(pa_context_load_module) \
     X(pa_context_move_sink_input_by_index) \
     X(pa_context_move_source_output_by_name) \

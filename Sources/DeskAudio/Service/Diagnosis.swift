@@ -62,6 +62,9 @@ public enum Diagnosis {
 
     /// The sockets a client tries, from the environment.
     static func socketsTried() -> String {
+        if let user = SessionTarget.user {
+            return "PipeWire \(user.pipeWireSocket), PulseAudio \(user.pulseServer) (user \(user.uid)'s session)"
+        }
         func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
         let runtime = variable("XDG_RUNTIME_DIR")
         let pipewire = variable("PIPEWIRE_REMOTE").map { $0.hasPrefix("/") ? $0 : "\(runtime ?? "$XDG_RUNTIME_DIR")/\($0)" }

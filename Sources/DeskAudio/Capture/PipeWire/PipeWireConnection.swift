@@ -55,7 +55,9 @@ final class PipeWireConnection {
             throw .outOfResources("cannot start the PipeWire thread loop")
         }
         lock()
-        guard let newCore = pw_context_connect(newContext, nil, 0) else {
+        // A chosen user's session: their socket by absolute path (the environment unread).
+        let remote = SessionTarget.user.map { pw_properties_new_string("remote.name=\"\($0.pipeWireSocket)\"") } ?? nil
+        guard let newCore = pw_context_connect(newContext, remote, 0) else {
             let reason = PipeWireConnection.errnoText()
             unlock()
             close()

@@ -29,7 +29,11 @@ final class PulseConnection {
         }
         lock()
         do throws(DeskAudioError) {
-            guard pulse.pa_context_connect(newContext, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            // A chosen user's session: their socket, and their cookie (PulseAudio lets a client
+            // of another user in with it; pipewire-pulse needs none).
+            let user = SessionTarget.user
+            if let user { _ = pulse.pa_context_load_cookie_from_file(newContext, user.pulseCookie) }
+            guard pulse.pa_context_connect(newContext, user?.pulseServer, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
                 throw .noServer("no PulseAudio server answered: \(failureText)")
             }
             var state = PA_CONTEXT_UNCONNECTED
