@@ -25,7 +25,10 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     private var known: [UInt32: PlaybackStream] = [:]
     /// The monitor source of each sink, by sink index.
     private var monitors: [UInt32: String] = [:]
-    private let mixer = SourceMixer()
+    // 100 ms: the server hands each record stream its audio on its own schedule, and a
+    // loaded machine delays one by tens of ms; filling a late one with silence is a click.
+    // Only a stream that stalls that long costs latency: in step, all are mixed at once.
+    private let mixer = SourceMixer(maxWaitSamples: 4800)
     private let inputs = MixerInputs()
     private var inputsChanged = true
     private let mixed: UnsafeMutableBufferPointer<Float>
