@@ -52,7 +52,11 @@ public enum SessionTarget {
     /// The user of the active session on seat0, as logind records it
     /// (`/run/systemd/seats/seat0`, `ACTIVE_UID=`): the one sitting at the machine.
     public static func activeSeatUser() throws(DeskAudioError) -> UInt32 {
-        let path = "/run/systemd/seats/seat0"
+        try activeSeatUser(seatFile: "/run/systemd/seats/seat0")
+    }
+
+    /// The `ACTIVE_UID=` of logind's seat file `path`.
+    static func activeSeatUser(seatFile path: String) throws(DeskAudioError) -> UInt32 {
         guard let file = fopen(path, "r") else {
             throw .notSupported("no logind seat here (\(path) missing): give the user's uid instead")
         }
