@@ -396,6 +396,15 @@ typedef void (*deskaudio_log_callback)(int32_t level, const char *message, void 
 typedef struct deskaudio_decoder deskaudio_decoder;
 
 /**
+ * Called by deskaudio_capture_get_app_levels() once per application stream that app audio
+ * records: its `application_name` ("" if unknown), process id `pid` (0 if unknown), the
+ * server's `stream_id` (a PipeWire node id, a PulseAudio sink input index), and its peak and
+ * RMS over the last second in dBFS (a full-scale sine peaks at 0 with an RMS of -3; -120
+ * for silence). The name is valid only during the call.
+ */
+typedef void (*deskaudio_app_level_callback)(const char *application_name, int32_t pid, uint32_t stream_id, float peak_dbfs, float rms_dbfs, void *user_data);
+
+/**
  * Creates a stopped capture with default settings and no callbacks; NULL on failure
  * (deskaudio_last_error() says why). Free it with deskaudio_capture_destroy().
  */
@@ -782,6 +791,35 @@ int32_t deskaudio_capture_get_stats(deskaudio_capture *capture, deskaudio_stats 
 
 /** deskaudio_capture_get_stats() of the default capture. */
 int32_t deskaudio_get_stats(deskaudio_stats *stats);
+
+/**
+ * While `measure` is true (false by default), `capture`'s app audio, when it records chosen
+ * applications (deskaudio_capture_set_apps() with DESKAUDIO_APPS_ONLY or
+ * DESKAUDIO_APPS_ALL_EXCEPT, or the host muted), measures each recorded stream's level on its
+ * own, for deskaudio_capture_get_app_levels(). On PipeWire's native backend that is one more
+ * stream per recorded application (passive: it keeps nothing running); through the
+ * PulseAudio API each stream is recorded on its own anyway. A whole-sink capture
+ * (DESKAUDIO_APPS_ALL) has no levels per application. App audio that is capturing switches
+ * at once. Returns DESKAUDIO_OK or an error. Not callable from inside the capture's frame
+ * callback.
+ */
+int32_t deskaudio_capture_set_app_levels(deskaudio_capture *capture, bool measure);
+
+/** deskaudio_capture_set_app_levels() on the default capture. */
+int32_t deskaudio_set_app_levels(bool measure);
+
+/**
+ * Calls `callback` once per application stream `capture`'s app audio records now, with its
+ * level over the last second, on the calling thread, before it returns; streams in order of
+ * `stream_id`. Returns the number of streams (none unless deskaudio_capture_set_app_levels()
+ * is on and app audio records chosen applications), or DESKAUDIO_ERROR_INVALID_ARGUMENT for
+ * a NULL callback. Takes no lock an audio thread takes: may be called from any thread, the
+ * frame callback included.
+ */
+int32_t deskaudio_capture_get_app_levels(deskaudio_capture *capture, deskaudio_app_level_callback callback, void *user_data);
+
+/** deskaudio_capture_get_app_levels() on the default capture. */
+int32_t deskaudio_get_app_levels(deskaudio_app_level_callback callback, void *user_data);
 
 #ifdef __cplusplus
 }

@@ -53,3 +53,66 @@ private func backendKind(_ backend: AudioBackend?) -> deskaudio_backend_kind {
     case nil: .DESKAUDIO_BACKEND_NONE
     }
 }
+
+/// Called by deskaudio_capture_get_app_levels() once per application stream that app audio
+/// records: its `application_name` ("" if unknown), process id `pid` (0 if unknown), the
+/// server's `stream_id` (a PipeWire node id, a PulseAudio sink input index), and its peak and
+/// RMS over the last second in dBFS (a full-scale sine peaks at 0 with an RMS of -3; -120
+/// for silence). The name is valid only during the call.
+public typealias deskaudio_app_level_callback =
+    @convention(c) (
+        _ application_name: UnsafePointer<CChar>?, _ pid: Int32, _ stream_id: UInt32, _ peak_dbfs: Float,
+        _ rms_dbfs: Float, _ user_data: UnsafeMutableRawPointer?
+    ) -> Void
+
+/// While `measure` is true (false by default), `capture`'s app audio, when it records chosen
+/// applications (deskaudio_capture_set_apps() with DESKAUDIO_APPS_ONLY or
+/// DESKAUDIO_APPS_ALL_EXCEPT, or the host muted), measures each recorded stream's level on its
+/// own, for deskaudio_capture_get_app_levels(). On PipeWire's native backend that is one more
+/// stream per recorded application (passive: it keeps nothing running); through the
+/// PulseAudio API each stream is recorded on its own anyway. A whole-sink capture
+/// (DESKAUDIO_APPS_ALL) has no levels per application. App audio that is capturing switches
+/// at once. Returns DESKAUDIO_OK or an error. Not callable from inside the capture's frame
+/// callback.
+@_cdecl("deskaudio_capture_set_app_levels")
+public func deskaudio_capture_set_app_levels(_ capture: deskaudio_capture?, _ measure: Bool) -> Int32 {
+    withCapture(capture) { service in
+        status { () throws(DeskAudioError) in try service.setMeasuresAppLevels(measure) }
+    }
+}
+
+/// deskaudio_capture_set_app_levels() on the default capture.
+@_cdecl("deskaudio_set_app_levels")
+public func deskaudio_set_app_levels(_ measure: Bool) -> Int32 {
+    deskaudio_capture_set_app_levels(defaultHandle, measure)
+}
+
+/// Calls `callback` once per application stream `capture`'s app audio records now, with its
+/// level over the last second, on the calling thread, before it returns; streams in order of
+/// `stream_id`. Returns the number of streams (none unless deskaudio_capture_set_app_levels()
+/// is on and app audio records chosen applications), or DESKAUDIO_ERROR_INVALID_ARGUMENT for
+/// a NULL callback. Takes no lock an audio thread takes: may be called from any thread, the
+/// frame callback included.
+@_cdecl("deskaudio_capture_get_app_levels")
+public func deskaudio_capture_get_app_levels(
+    _ capture: deskaudio_capture?, _ callback: deskaudio_app_level_callback?, _ user_data: UnsafeMutableRawPointer?
+) -> Int32 {
+    withCapture(capture) { service in
+        guard let callback else { return invalidArgument("app level callback is NULL") }
+        let levels = service.appLevels()
+        for level in levels {
+            callback(
+                level.stream.applicationName, level.stream.processID, level.stream.id, level.peakDBFS, level.rmsDBFS,
+                user_data)
+        }
+        return Int32(clamping: levels.count)
+    }
+}
+
+/// deskaudio_capture_get_app_levels() on the default capture.
+@_cdecl("deskaudio_get_app_levels")
+public func deskaudio_get_app_levels(
+    _ callback: deskaudio_app_level_callback?, _ user_data: UnsafeMutableRawPointer?
+) -> Int32 {
+    deskaudio_capture_get_app_levels(defaultHandle, callback, user_data)
+}

@@ -97,6 +97,22 @@ extension RealServerTests {
             #expect(last.contains("gate open"), "\(last)")
         }
 
+        /// `meter --only A B`: app audio's level, then each application's own, 20 dB apart.
+        @Test func meterShowsEachChosenApplicationsLevel() throws {
+            let players = try [(440.0, Float(0.5), "ToneA"), (1000, 0.05, "ToneB")].map {
+                try ExternalTools.playTone(frequency: $0.0, amplitude: $0.1, seconds: 2.5, application: $0.2)
+            }
+            let result = try ExternalTools.run(
+                [commandLineTool, "meter", "--only", "ToneA", "ToneB", "--seconds", "2", "--backend", "pipewire"])
+            players.forEach { $0.waitUntilExit() }
+            #expect(result.status == 0, "\(result.error)")
+            let last = result.error.split(separator: "\n").last.map(String.init) ?? ""
+            let pids = players.map(\.processIdentifier)
+            #expect(last.contains("ToneA (pid \(pids[0]))  peak [######################..] -6.0 dBFS"), "\(last)")
+            #expect(last.contains("ToneB (pid \(pids[1]))  peak [##############..........] -26.0 dBFS"), "\(last)")
+            #expect(last.contains("rms [############............] -29.0 dBFS"), "\(last)")
+        }
+
         /// `deskaudio apps` lists what plays; `record --only` records that application alone,
         /// `--exclude` everything but it, on the decoded file.
         @Test func listsApplicationsAndRecordsTheChosenOnes() throws {

@@ -21,20 +21,28 @@ public struct AppSelection: Sendable, Equatable {
     /// True to keep what is recorded off the machine's speakers while capturing (the streams
     /// play into a silent sink of the library's; the default sink is never changed).
     public var mutesHost: Bool
+    /// True to measure the level of each recorded stream on its own (`AudioService.appLevels`).
+    /// On PipeWire's native backend that is one more stream per recorded application.
+    public var measuresLevels: Bool
 
     /// A selection of `mode` over `names`; the caller's own playback left out unless asked
-    /// for; the speakers muted for what is recorded if `mutesHost`.
-    public init(mode: Mode, names: [String], includesOwnProcess: Bool = false, mutesHost: Bool = false) {
+    /// for; the speakers muted for what is recorded if `mutesHost`; each stream's level
+    /// measured if `measuresLevels`.
+    public init(
+        mode: Mode, names: [String], includesOwnProcess: Bool = false, mutesHost: Bool = false,
+        measuresLevels: Bool = false
+    ) {
         self.mode = mode
         self.names = names
         self.includesOwnProcess = includesOwnProcess
         self.mutesHost = mutesHost
+        self.measuresLevels = measuresLevels
     }
 
     /// Every application but the calling process, as the default sink's monitor would hold
     /// them, optionally kept off the speakers.
-    public static func everyApp(mutesHost: Bool) -> AppSelection {
-        AppSelection(mode: .allExcept, names: [], mutesHost: mutesHost)
+    public static func everyApp(mutesHost: Bool, measuresLevels: Bool = false) -> AppSelection {
+        AppSelection(mode: .allExcept, names: [], mutesHost: mutesHost, measuresLevels: measuresLevels)
     }
 
     /// True when the playback stream `stream` is to be recorded, the caller being process `ownProcess`.
@@ -51,6 +59,7 @@ extension AppSelection: CustomStringConvertible {
         let list = names.isEmpty ? "none" : names.joined(separator: ", ")
         let own = includesOwnProcess ? ", this process included" : ""
         let muted = mutesHost ? ", kept off the speakers" : ""
-        return mode == .only ? "only the apps \(list)\(own)\(muted)" : "every app except \(list)\(own)\(muted)"
+        let details = own + muted + (measuresLevels ? ", levels per app" : "")
+        return mode == .only ? "only the apps \(list)\(details)" : "every app except \(list)\(details)"
     }
 }

@@ -16,6 +16,8 @@ final class SourceFeed: @unchecked Sendable {
     let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
     /// The source's level over the last second.
     let level = LevelMeter()
+    /// The level of each application stream it records, when its selection measures them.
+    let appLevels = AppLevels()
     private let serverLatency = Atomic<Int64>(-1)
     private let capturing = Atomic<Bool>(false)
     private let writes = Atomic<UInt64>(0)
@@ -77,6 +79,7 @@ final class SourceFeed: @unchecked Sendable {
         flags.store(frameFlags.rawValue, ordering: .releasing)
         ring.discardAll()
         level.reset()
+        appLevels.removeAll()
         serverLatency.store(-1, ordering: .relaxed)
     }
 }

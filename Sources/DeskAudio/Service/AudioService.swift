@@ -34,6 +34,7 @@ public final class AudioService: @unchecked Sendable {
     private var chosenDevices: [CaptureSource.Role: String] = [:]
     private var chosenApps: AppSelection?
     private var mutesHost = false
+    private var measuresAppLevels = false
     // Set by a stop asked for from inside the frame handler, cleared by any later start or
     // stop: the stop thread stops only if it is still set. Atomic: the handler's thread
     // must never wait for the control lock (a stop holding it waits for that thread).
@@ -193,7 +194,24 @@ public final class AudioService: @unchecked Sendable {
         try changeAppSelection("the host cannot be muted") { mutesHost = mute }
     }
 
-    // Applies `change` (to chosenApps or mutesHost) under the control lock and switches app
+    /// While `measure` is true, app audio that records a selection of applications (setApps)
+    /// measures each recorded stream's level on its own, read with `appLevels()`. On
+    /// PipeWire's native backend that is one more stream per recorded application; through
+    /// the PulseAudio API the record streams are there anyway. Without a selection there
+    /// are no levels per application. App audio that is capturing switches at once; if that
+    /// fails, it stops and this throws. Not callable from inside the frame handler.
+    public func setMeasuresAppLevels(_ measure: Bool) throws(DeskAudioError) {
+        try changeAppSelection("app levels cannot be switched") { measuresAppLevels = measure }
+    }
+
+    /// The level of each application stream app audio records now, over the last second
+    /// (empty unless setMeasuresAppLevels(true) and a selection). Takes one short lock that
+    /// the audio threads never take; may be called from inside the frame handler.
+    public func appLevels() -> [AppLevel] {
+        slots.feeds.filter { $0.isCapturing && $0.frameFlags == .app }.flatMap(\.appLevels.levels)
+    }
+
+    // Applies `change` (to chosenApps, mutesHost or measuresAppLevels) under the control lock and switches app
     // audio that is capturing; `refusal` starts the wrong-thread message.
     private func changeAppSelection(_ refusal: String, _ change: () -> Void) throws(DeskAudioError) {
         if delivery.isDeliveringThread { throw .wrongThread("\(refusal) from inside the audio callback") }
@@ -206,8 +224,9 @@ public final class AudioService: @unchecked Sendable {
 
     // Control lock held: what app audio records, the choice of applications and the mute combined.
     private var appSelection: AppSelection? {
-        guard var selection = chosenApps else { return mutesHost ? .everyApp(mutesHost: true) : nil }
+        guard var selection = chosenApps else { return mutesHost ? .everyApp(mutesHost: true, measuresLevels: measuresAppLevels) : nil }
         selection.mutesHost = selection.mutesHost || mutesHost
+        selection.measuresLevels = selection.measuresLevels || measuresAppLevels
         return selection
     }
 

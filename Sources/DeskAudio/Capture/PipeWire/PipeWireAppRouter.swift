@@ -9,7 +9,8 @@ import Glibc
 /// machine's speakers go on playing them. Follows the registry: a stream that appears is
 /// linked as soon as its ports are there, one that goes takes its links with it. The links
 /// belong to this connection: they vanish with it, whatever ends the process. With
-/// a `PipeWireHostMute`, the selected streams are kept off the speakers.
+/// a `PipeWireHostMute`, the selected streams are kept off the speakers. With `AppLevels`,
+/// each selected stream is also linked to a `PipeWireLevelStream` of its own.
 /// Loop thread, or loop lock held.
 final class PipeWireAppRouter {
     private struct Port {
@@ -32,6 +33,8 @@ final class PipeWireAppRouter {
     private var selected: Set<UInt32> = []
     private var ports: [UInt32: Port] = [:]
     private let mute: PipeWireHostMute?
+    private let appLevels: AppLevels?
+    private var levelStreams: [UInt32: PipeWireLevelStream] = [:]
     // Per playback stream: the links made from it, keyed by (output port, input port).
     private var links: [UInt32: [PortPair: OpaquePointer]] = [:]
 
@@ -41,10 +44,11 @@ final class PipeWireAppRouter {
     }
 
     /// Routes what `selection` picks into the node `captureNode` returns (read as ports come),
-    /// keeping each off the speakers with `mute` (started) if given; `onChange` hears of each
-    /// playback stream that appears or goes, and whether it is recorded.
+    /// keeping each off the speakers with `mute` (started) if given, and measuring each into
+    /// `appLevels` if given; `onChange` hears of each playback stream that appears or goes,
+    /// and whether it is recorded.
     init(
-        connection: PipeWireConnection, selection: AppSelection, mute: PipeWireHostMute?,
+        connection: PipeWireConnection, selection: AppSelection, mute: PipeWireHostMute?, appLevels: AppLevels?,
         captureNode: @escaping () -> UInt32,
         onChange: @escaping (PlaybackStream, Bool, Bool) -> Void
     ) {
@@ -53,6 +57,7 @@ final class PipeWireAppRouter {
         self.captureNode = captureNode
         self.onChange = onChange
         self.mute = mute
+        self.appLevels = appLevels
     }
 
     /// Lock held: binds the registry; every global present arrives first, then changes.
@@ -68,6 +73,7 @@ final class PipeWireAppRouter {
     func finish() {
         for proxy in links.values.flatMap(\.values) { pw_proxy_destroy(proxy) }
         links = [:]
+        for id in levelStreams.keys { stopMeasuring(id) }
         watch.finish()
         registry?.close()
         registry = nil
@@ -92,6 +98,7 @@ final class PipeWireAppRouter {
         ports[id] = nil
         selected.remove(id)
         for proxy in (links.removeValue(forKey: id) ?? [:]).values { pw_proxy_destroy(proxy) }
+        stopMeasuring(id)
         watch.removed(id)
     }
 
@@ -102,28 +109,45 @@ final class PipeWireAppRouter {
         if recorded {
             selected.insert(stream.id)
             mute?.mute(stream.id)
+            if let appLevels, levelStreams[stream.id] == nil {
+                let name = stream.applicationName.isEmpty ? stream.nodeName : stream.applicationName
+                levelStreams[stream.id] = PipeWireLevelStream(
+                    measuring: name, into: appLevels.meter(for: stream), on: connection)
+            }
             linkWhatIsSelected()
         } else if selected.remove(stream.id) != nil {
             mute?.unmute(stream.id)
             // Its details changed so that the selection no longer takes it.
             for proxy in (links.removeValue(forKey: stream.id) ?? [:]).values { pw_proxy_destroy(proxy) }
+            stopMeasuring(stream.id)
         }
     }
 
-    /// Makes the links still missing between each selected stream and the capture node.
+    private func stopMeasuring(_ stream: UInt32) {
+        levelStreams.removeValue(forKey: stream)?.destroy()
+        appLevels?.remove(stream)
+    }
+
+    /// Makes the links still missing from each selected stream to the capture node and to
+    /// the stream's level stream.
     private func linkWhatIsSelected() {
         let capture = captureNode()
-        let inputs = ports.filter { $0.value.node == capture && !$0.value.isOutput }
-        guard capture != UInt32.max, !inputs.isEmpty else { return }
         for stream in selected {
-            for (outputID, output) in ports where output.node == stream && output.isOutput {
-                for (inputID, input) in inputs where PipeWireAppRouter.feeds(output.channel, into: input.channel) {
-                    let pair = PortPair(output: outputID, input: inputID)
-                    guard links[stream]?[pair] == nil else { continue }
-                    guard let proxy = deskaudio_shim_create_link(connection.core, stream, outputID, capture, inputID)
-                    else { continue }
-                    links[stream, default: [:]][pair] = proxy
-                }
+            link(stream, into: capture)
+            if let level = levelStreams[stream] { link(stream, into: level.nodeID) }
+        }
+    }
+
+    private func link(_ stream: UInt32, into node: UInt32) {
+        guard node != UInt32.max else { return }
+        let inputs = ports.filter { $0.value.node == node && !$0.value.isOutput }
+        for (outputID, output) in ports where output.node == stream && output.isOutput {
+            for (inputID, input) in inputs where PipeWireAppRouter.feeds(output.channel, into: input.channel) {
+                let pair = PortPair(output: outputID, input: inputID)
+                guard links[stream]?[pair] == nil else { continue }
+                guard let proxy = deskaudio_shim_create_link(connection.core, stream, outputID, node, inputID)
+                else { continue }
+                links[stream, default: [:]][pair] = proxy
             }
         }
     }

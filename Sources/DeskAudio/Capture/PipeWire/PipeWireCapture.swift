@@ -112,6 +112,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         linkWatch?.finish()
         appRouter?.finish()
         appRouter = nil
+        feed.appLevels.removeAll()
         deviceLinker?.finish()
         deviceLinker = nil
         if let virtualSink { pw_proxy_destroy(virtualSink) }
@@ -201,27 +202,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         listenerStorage = listener
         pw_stream_add_listener(newStream, listener, events, Unmanaged.passUnretained(self).toOpaque())
 
-        var podBuffer = [UInt8](repeating: 0, count: 1024)
-        let result = podBuffer.withUnsafeMutableBytes { bytes -> Int32 in
-            var builder = spa_pod_builder()
-            spa_pod_builder_init(&builder, bytes.baseAddress, UInt32(bytes.count))
-            var info = spa_audio_info_raw()
-            info.format = SPA_AUDIO_FORMAT_F32
-            info.rate = UInt32(AudioFormat.sampleRate)
-            info.channels = UInt32(AudioFormat.channels)
-            withUnsafeMutableBytes(of: &info.position) { positions in
-                positions.storeBytes(of: SPA_AUDIO_CHANNEL_FL.rawValue, toByteOffset: 0, as: UInt32.self)
-                positions.storeBytes(of: SPA_AUDIO_CHANNEL_FR.rawValue, toByteOffset: 4, as: UInt32.self)
-            }
-            var params: [UnsafePointer<spa_pod>?] = [
-                UnsafePointer(spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat.rawValue, &info))
-            ]
-            let flags = pw_stream_flags(
-                autoconnect | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
-                    | PW_STREAM_FLAG_RT_PROCESS.rawValue)
-            return pw_stream_connect(
-                newStream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */, flags, &params, 1)
-        }
+        let result = PipeWireStereoInput.connect(
+            newStream, flags: autoconnect | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
         guard result >= 0 else {
             throw .streamFailed("PipeWire refused the capture stream: \(String(cString: strerror(-result)))")
         }
@@ -288,7 +270,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private func routeLocked(_ selection: AppSelection, on connection: PipeWireConnection) throws(DeskAudioError) {
         let router = PipeWireAppRouter(
             connection: connection, selection: selection, mute: hostMute,
-            captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
+            appLevels: selection.measuresLevels ? feed.appLevels : nil, captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
             onChange: { [unowned self] stream, appeared, recorded in
                 feed.reportPlayback(stream, appeared: appeared, recorded: recorded)
             })
@@ -315,19 +297,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
 
     // PipeWire's data thread: copy out, wake the worker, give the buffer back.
     private func processBuffer() {
-        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
-        defer { pw_stream_queue_buffer(stream, buffer) }
-        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0,
-            let data = spaBuffer.pointee.datas, let base = data.pointee.data,
-            let chunk = data.pointee.chunk
-        else { return }
-        let maxSize = data.pointee.maxsize
-        let offset = min(chunk.pointee.offset, maxSize)
-        let size = min(chunk.pointee.size, maxSize - offset)
-        let floats = UnsafeBufferPointer(
-            start: (base + Int(offset)).assumingMemoryBound(to: Float.self),
-            count: Int(size) / MemoryLayout<Float>.size)
-        feed.write(floats)
+        guard let stream, PipeWireStereoInput.read(stream, { feed.write($0) }) else { return }
         reportLatency(stream)
         wake.signal(ringHolding: feed.ring.availableFloats)
     }

@@ -99,6 +99,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
         clock = nil
         for tap in taps.values { tap.stop() }
         taps = [:]
+        feed.appLevels.removeAll()
         connection.unlock()
         connection.close()
         self.connection = nil
@@ -211,6 +212,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
             .sinkInput(input.index), device: monitor, slot: slot, silence: UnsafeBufferPointer(silence),
             onRead: { [unowned self] _, _ in mixAvailable() },
             onEnd: { [unowned self] tap in tapEnded(tap) })
+        if selection.measuresLevels { tap.meter = feed.appLevels.meter(for: stream) }
         taps[input.index] = tap
         inputsChanged = true
         if let connection, !tap.start(on: connection) { removeTap(of: input.index, tap) }
@@ -219,6 +221,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     private func removeTap(of index: UInt32, _ tap: PulseStreamTap) {
         tap.stop()
         taps[index] = nil
+        feed.appLevels.remove(index)
         inputsChanged = true
     }
 

@@ -21,6 +21,8 @@ final class PulseStreamTap {
     let slot: Int
     /// Audio read and not yet mixed: 250 ms.
     let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 4 * AudioFormat.channels)
+    /// Where what it records is measured, if anywhere.
+    var meter: LevelMeter?
     private var stream: OpaquePointer?
     private let onRead: (PulseStreamTap, OpaquePointer) -> Void
     private let onEnd: (PulseStreamTap) -> Void
@@ -91,7 +93,9 @@ final class PulseStreamTap {
                     floats -= taken
                 }
             } else if let data {
-                _ = ring.write(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: floats))
+                let samples = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: floats)
+                meter?.measure(samples)
+                _ = ring.write(samples)
             }
             _ = pulse.pa_stream_drop(stream)
         }
