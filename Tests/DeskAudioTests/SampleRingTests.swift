@@ -23,6 +23,28 @@ import Testing
         #expect(ring.droppedFloats == 0)
     }
 
+    @Test func addsOntoTheDestinationInOrderAcrossTheWrap() {
+        let ring = SampleRing(minimumFloats: 64)
+        var next: Float = 0
+        var expected: Float = 0
+        for round in 0..<40 {
+            let chunk = (0..<(round % 2 == 0 ? 40 : 22)).map { _ in
+                next += 1
+                return next
+            }
+            #expect(chunk.withUnsafeBufferPointer { ring.write($0) } == chunk.count)
+            var sums = [Float](repeating: 1000, count: 50)
+            let added = sums.withUnsafeMutableBufferPointer { ring.add(into: $0) }
+            #expect(added == chunk.count)
+            for value in sums[0..<added] {
+                expected += 1
+                #expect(value == 1000 + expected)
+            }
+            #expect(sums[added...].allSatisfy { $0 == 1000 }, "nothing beyond what was read")
+        }
+        #expect(ring.availableFloats == 0)
+    }
+
     @Test func fullRingDropsTheExcessInWholePairsAndCountsIt() {
         let ring = SampleRing(minimumFloats: 64)
         let samples = [Float](repeating: 1, count: 61)

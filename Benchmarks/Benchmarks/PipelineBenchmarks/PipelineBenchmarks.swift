@@ -32,6 +32,10 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { fourSourcePipeline.captureAndSend() }
     }
 
+    Benchmark("mixer alone: 4 rings written and mixed (no meter, no encoder)") { benchmark in
+        for _ in benchmark.scaledIterations { mixFixture.writeAndMix() }
+    }
+
     Benchmark("raw opus_encode_float, same input and settings") { benchmark in
         for _ in benchmark.scaledIterations { rawEncoder.encodeNext() }
     }
@@ -135,6 +139,26 @@ final class PipelineFixture {
     }
 }
 
+/// The mixing part of four sources alone: each 10 ms buffer written into its ring, the
+/// rings pulled through the mixer (what the 4-source pipeline adds besides its meters).
+final class MixFixture {
+    private let rings = (0..<4).map { _ in SampleRing(minimumFloats: 48_000) }
+    private let inputs = MixerInputs()
+    private let mixer = SourceMixer()
+    private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 8192)
+    private var signal = SignalCursor(over: testSignal.map { $0 / 4 })
+    private(set) var floats = 0
+
+    func writeAndMix() {
+        signal.next(AudioFormat.frameFloats) { chunk in
+            for ring in rings { _ = ring.write(chunk) }
+        }
+        inputs.removeAll()
+        for (slot, ring) in rings.enumerated() { inputs.append(ring, flags: .app, slot: slot) }
+        floats &+= mixer.pull(inputs, into: scratch).floats
+    }
+}
+
 /// libopus alone, set up as the pipeline's encoder, on the same signal.
 final class RawEncoderFixture {
     private let encoder = raw_opus_encoder_create(OpusFrameEncoder.defaultBitrate, 10)!
@@ -202,6 +226,7 @@ nonisolated(unsafe) let appPipeline = PipelineFixture(sources: 1)
 nonisolated(unsafe) let mixedPipeline = PipelineFixture(sources: 2)
 nonisolated(unsafe) let fourSourcePipeline = PipelineFixture(sources: 4)
 nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
+nonisolated(unsafe) let mixFixture = MixFixture()
 nonisolated(unsafe) let framerFixture = FramerFixture()
 nonisolated(unsafe) let gateFixture = GateFixture()
 nonisolated(unsafe) let serializerFixture = SerializerFixture()

@@ -74,6 +74,26 @@ public final class SampleRing: @unchecked Sendable {
         return count
     }
 
+    /// Consumer side: moves up to `destination.count` floats out by adding each onto what
+    /// `destination` holds (a mixer's sum, without a copy in between); returns how many.
+    public func add(into destination: UnsafeMutableBufferPointer<Float>) -> Int {
+        guard let target = destination.baseAddress else { return 0 }
+        let read = readIndex.load(ordering: .relaxed)
+        let write = writeIndex.load(ordering: .acquiring)
+        let count = min(destination.count, write - read)
+        guard count > 0 else { return 0 }
+        let start = read & mask
+        let first = min(count, capacity - start)
+        SampleRing.add(storage + start, onto: target, count: first)
+        if first < count { SampleRing.add(storage, onto: target + first, count: count - first) }
+        readIndex.store(read + count, ordering: .releasing)
+        return count
+    }
+
+    private static func add(_ source: UnsafePointer<Float>, onto target: UnsafeMutablePointer<Float>, count: Int) {
+        for index in 0..<count { target[index] += source[index] }
+    }
+
     /// Consumer side: forgets everything not yet read.
     public func discardAll() {
         readIndex.store(writeIndex.load(ordering: .acquiring), ordering: .releasing)

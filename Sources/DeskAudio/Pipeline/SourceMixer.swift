@@ -131,13 +131,11 @@ public final class SourceMixer {
         var sources: AudioFrameHeader.Flags = []
         var mixed = 0
         let target = UnsafeMutableBufferPointer(rebasing: output[0..<count])
-        let extra = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
         for index in 0..<inputs.count where inputs.ring(index).availableFloats >= count {
             if mixed == 0 {
                 _ = inputs.ring(index).read(into: target)
             } else {
-                _ = inputs.ring(index).read(into: extra)
-                for sample in 0..<count { target[sample] += extra[sample] }
+                _ = inputs.ring(index).add(into: target)
             }
             mixed += 1
             sources.formUnion(inputs.flags(index))
