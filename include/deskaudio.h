@@ -420,7 +420,10 @@ void deskaudio_capture_destroy(deskaudio_capture *capture);
 
 /**
  * Starts, changes or stops `capture` so that exactly the requested sources are captured:
- * `app` is what the machine plays (the default sink's monitor), `mic` the default source.
+ * `app` is what the machine plays (the default sink's monitor, the host's own playback
+ * included: a host that plays its viewer's voice leaves itself out with
+ * deskaudio_capture_set_apps(capture, DESKAUDIO_APPS_ALL_EXCEPT, NULL, 0, false)), `mic`
+ * the default source.
  * With both, they are mixed into one stream. (false, false) stops. Idempotent; a source
  * already running keeps running through a change. Returns DESKAUDIO_OK or a negative
  * deskaudio_status; on failure nothing this call started is left running. Blocks until
