@@ -14,11 +14,18 @@
 # suite_retried (the names run again, '|'-separated). A caller may define suite_may_retry,
 # returning non-zero to forbid a retry (a sanitizer report is never retried). A run that takes
 # over 20 minutes is stopped: a hung test must fail CI, not hold it to its limit.
+#
+# The runner is `swift test` with the options given; a caller that sets suite_runner (an
+# array: the built test binary and its own options, as inside scripts/server-root's root,
+# which has no compiler) runs that instead, with the same --filter and --xunit-output.
+# suite_filter, if set, limits the first run to the tests it matches.
 
 # One run of the tests matching $1 (all when empty), with the options in suite_options.
 suite_run_once() {
   set +e
-  timeout 1200 swift test "${suite_options[@]}" ${1:+--filter "$1"} --xunit-output "$suite_results/xunit.xml" 2>&1 \
+  local runner=(swift test "${suite_options[@]}")
+  [[ -n "${suite_runner+set}" ]] && runner=("${suite_runner[@]}")
+  timeout 1200 "${runner[@]}" ${1:+--filter "$1"} --xunit-output "$suite_results/xunit.xml" 2>&1 \
     | grep -v "prohibited flag" | if [[ $suite_log == - ]]; then cat; else cat >>"$suite_log"; fi
   suite_status=${PIPESTATUS[0]}
   set -e
@@ -33,7 +40,7 @@ run_suite() {
   suite_options=("$@")
   suite_retried=""
   suite_results=$(mktemp -d)
-  suite_run_once ""
+  suite_run_once "${suite_filter:-}"
   suite_total=$suite_last_total suite_skipped=$suite_last_skipped
   suite_errors=$suite_last_errors suite_integration=$suite_last_integration
   local attempt again
@@ -47,4 +54,17 @@ run_suite() {
   done
   suite_retried=$(tr '|' '\n' <<<"$suite_retried" | sort -u | paste -sd'|')
   rm -rf "$suite_results"
+}
+
+# After run_suite: exits non-zero with a line saying why, unless every test passed (some
+# against a real server, none skipped), or prints the counts. $1 names the run.
+suite_verdict() {
+  local failed
+  failed=$(grep -c . <<<"$suite_failed" || true)
+  if [[ $suite_status -ne 0 || $suite_total -eq 0 || $failed -ne 0 || $suite_errors -ne 0 || $suite_skipped -ne 0 || $suite_integration -eq 0 ]]; then
+    echo "$1: FAILED (runner status $suite_status; $suite_total tests, $failed failed, $suite_errors errors, $suite_skipped skipped, $suite_integration integration)"
+    exit 1
+  fi
+  echo "($suite_integration of them against a real audio server)"
+  echo "tests: $suite_total passed, 0 failed${suite_retried:+ (run again alone before passing: ${suite_retried//|/, })}"
 }

@@ -25,10 +25,14 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     private var known: [UInt32: PlaybackStream] = [:]
     /// The monitor source of each sink, by sink index.
     private var monitors: [UInt32: String] = [:]
-    // 100 ms: the server hands each record stream its audio on its own schedule, and a
-    // loaded machine delays one by tens of ms; filling a late one with silence is a click.
-    // Only a stream that stalls that long costs latency: in step, all are mixed at once.
-    private let mixer = SourceMixer(maxWaitSamples: 4800)
+    // 250 ms: the server hands each record stream its audio on its own schedule. A loaded
+    // machine delays one by tens of ms, and PipeWire 1.x's pipewire-pulse hands a sink
+    // input's record stream its audio in blocks of that application's own buffering (pacat
+    // at 200 ms latency: 80 ms blocks, out of phase with the other streams'). Filling a late
+    // stream with silence is a click; waiting for it costs latency only while one lags: in
+    // step, all are mixed at once. A stream that has delivered nothing yet is not waited
+    // for (it joins the mix with its first audio).
+    private let mixer = SourceMixer(maxWaitSamples: 12_000)
     private let inputs = MixerInputs()
     private var inputsChanged = true
     private let mixed: UnsafeMutableBufferPointer<Float>
@@ -289,11 +293,15 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
 
     // Main loop thread: mixes what every tap holds into the feed and wakes the worker.
     private func mixAvailable() {
+        if taps.values.contains(where: { !$0.hasDelivered && $0.ring.availableFloats > 0 }) {
+            for tap in taps.values where tap.ring.availableFloats > 0 { tap.hasDelivered = true }
+            inputsChanged = true
+        }
         if inputsChanged {
             inputsChanged = false
             inputs.removeAll()
             if let clock { inputs.append(clock.ring, flags: [], slot: clock.slot) }
-            for tap in taps.values { inputs.append(tap.ring, flags: [], slot: tap.slot) }
+            for tap in taps.values where tap.hasDelivered { inputs.append(tap.ring, flags: [], slot: tap.slot) }
             mixer.forgetLateAudio()
         }
         while true {

@@ -19,8 +19,11 @@ final class PulseStreamTap {
     let device: String
     /// The mixer slot of its ring (unique among the capture's taps).
     let slot: Int
-    /// Audio read and not yet mixed: 250 ms.
-    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 4 * AudioFormat.channels)
+    /// Audio read and not yet mixed: 0.5 s (the mix waits up to 250 ms for a lagging tap,
+    /// while the others' audio queues here).
+    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
+    /// True once the capture has taken it into its mix (at its first audio).
+    var hasDelivered = false
     /// Where what it records is measured, if anywhere.
     var meter: LevelMeter?
     private var stream: OpaquePointer?
