@@ -140,11 +140,15 @@ extension RealServerTests {
             }
         }
 
-        /// The capture time of the first frame in which `frequency` is above -30 dBFS.
-        static func firstFrameTime(_ collector: FrameCollector, holding frequency: Double) throws -> UInt64? {
+        /// The capture time of the first frame (captured after `time`) in which `frequency` is
+        /// above -30 dBFS.
+        static func firstFrameTime(
+            _ collector: FrameCollector, holding frequency: Double, after time: UInt64 = 0
+        ) throws -> UInt64? {
             let frames = try collector.parsed()
             let decoded = try collector.decoded()
-            for (index, frame) in frames.enumerated() where (index + 1) * 960 <= decoded.count {
+            for (index, frame) in frames.enumerated()
+            where (index + 1) * 960 <= decoded.count && frame.header.captureTimeNs > time {
                 let samples = SignalAnalysis.left(decoded[(index * 960)..<((index + 1) * 960)])
                 if SignalAnalysis.toneLevelDecibels(samples, frequency: frequency) > -30 {
                     return frame.header.captureTimeNs

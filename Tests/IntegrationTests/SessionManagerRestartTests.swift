@@ -10,7 +10,9 @@ extension RealServerTests {
     /// `systemctl --user restart wireplumber` does. The links it made die with it (the app's
     /// link to its sink and the capture's link to the sink's monitor), and the WirePlumber
     /// 0.4.13 that starts again links nothing to the devices its predecessor had set up
-    /// (pw-record stays silent too). The rig's server is restarted afterwards.
+    /// (pw-record stays silent too), so there only frames are checked; WirePlumber 0.5
+    /// (Debian 13's, in the server matrix) links the player again, and there the tone must be
+    /// back in both backends' app audio within 3 s. The rig's server is restarted afterwards.
     @Suite struct SessionManagerRestartTests {
         /// One capture handle of `mic`/`app` through `backend`, started, with its frames and events.
         final class Capture {
@@ -39,6 +41,13 @@ extension RealServerTests {
             var stalledEvents: [String] {
                 notices.events.filter { $0.kind == deskaudio_event.DESKAUDIO_EVENT_STALLED.rawValue }.map(\.text)
             }
+        }
+
+        /// The running WirePlumber's version ("0.4.13", "0.5.8").
+        static func sessionManagerVersion() throws -> String {
+            let output = try ExternalTools.run(["wireplumber", "--version"]).output
+            return output.split(separator: "\n").first { $0.hasPrefix("Linked with libwireplumber ") }
+                .map { String($0.dropFirst("Linked with libwireplumber ".count)) } ?? "unknown"
         }
 
         static func rig(_ command: String, _ directory: String) {
@@ -71,7 +80,8 @@ extension RealServerTests {
             let native = captures[0]
             #expect(
                 waitUntil(seconds: 8) { (try? native.resumed(after: lostAt)) != nil }, "native app audio flows again")
-            Thread.sleep(forTimeInterval: 1.5)
+            // Frames up to 3.5 s after the return, for the tone's check.
+            Thread.sleep(forTimeInterval: max(1.5, (Double(backAt) + 3.5e9 - Double(MonotonicClock.nowNs())) / 1e9))
             for capture in captures { #expect(deskaudio_capture_enable(capture.handle, false, false) == 0) }
 
             for capture in captures {
@@ -87,6 +97,18 @@ extension RealServerTests {
             let micBack = try captures[1].resumed(after: lostAt)
             #expect(micBack != nil, "native mic frames flow again")
 
+            // The tone back, where the session manager links the player again (0.5 does).
+            var toneBack: [String] = []
+            if try Self.sessionManagerVersion().starts(with: "0.4.") == false {
+                for capture in [captures[0], captures[2]] {
+                    let heard = try AppRoutingTests.firstFrameTime(capture.frames, holding: 440, after: lostAt)
+                    let ms = heard.map { (Double($0) - Double(backAt)) / 1e6 }
+                    #expect(ms.map { $0 <= 3000 } == true, "\(capture.name): 440 Hz back \(ms.map { "\($0) ms" } ?? "never")")
+                    toneBack.append("\(capture.name) \(ms.map { "\($0) ms" } ?? "never")")
+                }
+            }
+            print(
+                "measured: WirePlumber \(try Self.sessionManagerVersion()): the tone back after its return: \(toneBack)")
             print(
                 "measured: WirePlumber stopped (\((Double(lostAt) - Double(stopAt)) / 1e6) ms to exit) for 2 s: \(native.stalledEvents.count) STALLED events, native app "
                     + "frames again \(nativeBackMs) ms after it started (linked by the library); "

@@ -113,28 +113,12 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
 
     /// Lock held: the monitor source of the server's default sink.
     private func defaultMonitor(on connection: PulseConnection, deadline: UInt64) throws(DeskAudioError) -> String {
-        final class Found { var name: String? }
-        let sink = Found()
-        try connection.complete(
-            pulse.pa_context_get_server_info(
-                connection.context,
-                { _, info, userData in
-                    Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().name =
-                        info?.pointee.default_sink_name.map { String(cString: $0) }
-                }, Unmanaged.passUnretained(sink).toOpaque()),
-            until: deadline, what: "the server info")
-        guard let sinkName = sink.name else { throw .streamFailed("the server has no default sink") }
-        let monitor = Found()
-        try connection.complete(
-            pulse.pa_context_get_sink_info_by_name(
-                connection.context, sinkName,
-                { _, info, _, userData in
-                    guard let name = info?.pointee.monitor_source_name else { return }
-                    Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().name = String(cString: name)
-                }, Unmanaged.passUnretained(monitor).toOpaque()),
-            until: deadline, what: "the default sink")
-        guard let monitorName = monitor.name else { throw .noDevice("the default sink \(sinkName) is gone") }
-        return monitorName
+        let server = try PulseServerSnapshot.read(on: connection, deadline: deadline, withInputs: false)
+        guard let sinkName = server.defaultSink else { throw .streamFailed("the server has no default sink") }
+        guard let monitor = server.sinks.first(where: { $0.name == sinkName })?.monitorSource else {
+            throw .noDevice("the default sink \(sinkName) is gone")
+        }
+        return monitor
     }
 
     /// Context failure marks the capture failed; server changes are followed.
@@ -252,11 +236,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
         let tap = PulseStreamTap(
             .clock, device: monitor, slot: 0, silence: UnsafeBufferPointer(silence),
             onRead: { [unowned self] _, stream in
-                var latency: pa_usec_t = 0
-                var negative: Int32 = 0
-                if pulse.pa_stream_get_latency(stream, &latency, &negative) == 0 {
-                    feed.reportServerLatency(nanoseconds: negative != 0 ? 0 : Int64(latency) * 1000)
-                }
+                if let latency = PulseConnection.latencyNs(of: stream) { feed.reportServerLatency(nanoseconds: latency) }
                 mixAvailable()
             },
             onEnd: { [unowned self] _ in failed.store(true, ordering: .releasing) })

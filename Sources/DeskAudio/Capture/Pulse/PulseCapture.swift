@@ -272,24 +272,9 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
 
     // Main loop thread: copy everything readable into the ring, wake the worker.
     private func readAvailable(_ stream: OpaquePointer?) {
-        var data: UnsafeRawPointer?
-        var length = 0
-        while pulse.pa_stream_readable_size(stream) > 0, pulse.pa_stream_peek(stream, &data, &length) == 0, length > 0 {
-            if let data {
-                feed.write(
-                    UnsafeBufferPointer(
-                        start: data.assumingMemoryBound(to: Float.self),
-                        count: length / MemoryLayout<Float>.size))
-            }
-            _ = pulse.pa_stream_drop(stream)
-        }
-        // Source latency plus what waits in the stream; negative (read ahead of the
-        // interpolated clock, just after a read) counts as none.
-        var latency: pa_usec_t = 0
-        var negative: Int32 = 0
-        if pulse.pa_stream_get_latency(stream, &latency, &negative) == 0 {
-            feed.reportServerLatency(nanoseconds: negative != 0 ? 0 : Int64(latency) * 1000)
-        }
+        // A hole (no samples) is skipped: the worker's clock follows the audio.
+        PulseConnection.readFragments(of: stream) { samples, _ in if let samples { feed.write(samples) } }
+        if let latency = PulseConnection.latencyNs(of: stream) { feed.reportServerLatency(nanoseconds: latency) }
         wake.signal(ringHolding: feed.ring.availableFloats)
     }
 }

@@ -77,6 +77,28 @@ final class PulseConnection {
             fragsize: UInt32(AudioFormat.frameFloats * MemoryLayout<Float>.size))
     }
 
+    /// Main loop thread: hands `body` each fragment `stream` has ready, in order, as samples,
+    /// or as nil and its float count for a hole the server reports; drops each after.
+    static func readFragments(of stream: OpaquePointer?, _ body: (UnsafeBufferPointer<Float>?, Int) -> Void) {
+        var data: UnsafeRawPointer?
+        var length = 0
+        while pulse.pa_stream_readable_size(stream) > 0, pulse.pa_stream_peek(stream, &data, &length) == 0, length > 0 {
+            let floats = length / MemoryLayout<Float>.size
+            body(data.map { UnsafeBufferPointer(start: $0.assumingMemoryBound(to: Float.self), count: floats) }, floats)
+            _ = pulse.pa_stream_drop(stream)
+        }
+    }
+
+    /// Main loop thread: the source's latency plus what waits in `stream`, in ns (a negative
+    /// one, read ahead of the interpolated clock just after a read, counts as none); nil
+    /// before the server gave timing.
+    static func latencyNs(of stream: OpaquePointer?) -> Int64? {
+        var latency: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pulse.pa_stream_get_latency(stream, &latency, &negative) == 0 else { return nil }
+        return negative != 0 ? 0 : Int64(latency) * 1000
+    }
+
     /// The context's last error, for messages.
     var failureText: String { pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error" }
 

@@ -17,7 +17,8 @@ enum PulseNullSink {
         let found = Found()
         // PulseAudio's own null sink rewinds when a stream joins, which a monitor capture
         // hears as a glitch; pipewire-pulse has no such option.
-        let isPipeWire = try serverName(on: connection, deadline: deadline).contains("PipeWire")
+        let isPipeWire = try PulseServerSnapshot.read(on: connection, deadline: deadline, withInputs: false).server
+            .contains("PipeWire")
         let arguments =
             "sink_name=\(name) sink_properties=device.description=\(description)" + (isPipeWire ? "" : " norewinds=1")
         try connection.complete(
@@ -69,19 +70,5 @@ enum PulseNullSink {
             return Int32(word.dropFirst(key.count).prefix { $0.isNumber })
         }
         return nil
-    }
-
-    private static func serverName(on connection: PulseConnection, deadline: UInt64) throws(DeskAudioError) -> String {
-        final class Found { var name = "" }
-        let found = Found()
-        try connection.complete(
-            pulse.pa_context_get_server_info(
-                connection.context,
-                { _, info, userData in
-                    Unmanaged<Found>.fromOpaque(userData!).takeUnretainedValue().name =
-                        info?.pointee.server_name.map { String(cString: $0) } ?? ""
-                }, Unmanaged.passUnretained(found).toOpaque()),
-            until: deadline, what: "the server info")
-        return found.name
     }
 }

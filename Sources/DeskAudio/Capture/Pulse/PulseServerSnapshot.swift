@@ -13,6 +13,8 @@ struct PulseServerSnapshot {
         /// The mean of its channels' volumes, in percent.
         var volumePercent: Int
         var isSuspended: Bool
+        /// The name of its monitor source, if it has one.
+        var monitorSource: String?
     }
 
     /// A source as introspection gives it.
@@ -59,7 +61,8 @@ struct PulseServerSnapshot {
                         Sink(
                             index: sink.index, name: name, description: sink.description.map { String(cString: $0) } ?? name,
                             isMuted: sink.mute != 0, volumePercent: PulseServerSnapshot.percent(of: sink.volume),
-                            isSuspended: sink.state == PA_SINK_SUSPENDED))
+                            isSuspended: sink.state == PA_SINK_SUSPENDED,
+                            monitorSource: sink.monitor_source_name.map { String(cString: $0) }))
                 }, userData),
             until: deadline, what: "the sink list")
         try connection.complete(

@@ -85,23 +85,24 @@ final class PulseStreamTap {
 
     // Main loop thread: everything readable into the ring (zeros of its length for the clock).
     private func read(_ stream: OpaquePointer) {
-        var data: UnsafeRawPointer?
-        var length = 0
-        while pulse.pa_stream_readable_size(stream) > 0, pulse.pa_stream_peek(stream, &data, &length) == 0, length > 0 {
-            var floats = length / MemoryLayout<Float>.size
-            if kind == .clock || data == nil {  // nil data: a hole the server reports, silence
-                while floats > 0 {
-                    let taken = ring.write(UnsafeBufferPointer(rebasing: silence[0..<min(floats, silence.count)]))
-                    guard taken > 0 else { break }
-                    floats -= taken
-                }
-            } else if let data {
-                let samples = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: floats)
-                meter?.measure(samples)
-                _ = ring.write(samples)
+        PulseConnection.readFragments(of: stream) { samples, floats in
+            guard let samples, kind != .clock else {
+                writeSilence(floats)  // the clock, or a hole the server reports
+                return
             }
-            _ = pulse.pa_stream_drop(stream)
+            meter?.measure(samples)
+            _ = ring.write(samples)
         }
         onRead(self, stream)
+    }
+
+    // `floats` zeros into the ring.
+    private func writeSilence(_ floats: Int) {
+        var left = floats
+        while left > 0 {
+            let taken = ring.write(UnsafeBufferPointer(rebasing: silence[0..<min(left, silence.count)]))
+            guard taken > 0 else { break }
+            left -= taken
+        }
     }
 }
