@@ -44,11 +44,10 @@ public func deskaudio_capture_create() -> deskaudio_capture? {
 public func deskaudio_capture_destroy(_ capture: deskaudio_capture?) {
     guard let capture else { return }
     let service = Unmanaged<AudioService>.fromOpaque(UnsafeRawPointer(capture))
-    // From inside its own frame handler the capture cannot wait for its threads: the stop
-    // runs on a library thread, which holds the last reference and frees it.
-    if service.takeUnretainedValue().isInsideFrameHandler {
-        try? service.takeUnretainedValue().enable(mic: false, app: false)
-    }
+    // Stopped first: a running capture's threads hold it. From inside its own frame
+    // handler it cannot wait for them: the stop runs on a library thread, which then holds
+    // the last reference and frees it.
+    try? service.takeUnretainedValue().enable(mic: false, app: false)
     service.release()
 }
 

@@ -94,6 +94,23 @@ extension RealServerTests {
                 "its threads are gone: \(libraryThreads()) vs \(before) before")
         }
 
+        /// A host that frees a running capture from its own thread: no callback once destroy
+        /// returns, and the capture's threads are gone.
+        @Test func aRunningCaptureDestroyedStopsAtOnce() throws {
+            let frames = FrameCollector()
+            let libraryThreads = { runningThreads().filter { $0.hasPrefix("deskaudio") } }
+            let before = libraryThreads()
+            let capture = try #require(deskaudio_capture_create())
+            #expect(deskaudio_capture_set_frame_callback(capture, FrameCollector.callback, frames.userData) == 0)
+            #expect(deskaudio_capture_enable(capture, true, true) == 0)
+            #expect(waitUntil(seconds: 3) { frames.count >= 10 })
+            deskaudio_capture_destroy(capture)
+            let countAtDestroy = frames.count
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(frames.count == countAtDestroy, "no frame after destroy returned")
+            #expect(libraryThreads() == before, "its threads are gone: \(libraryThreads()) vs \(before) before")
+        }
+
         @Test func aNullCaptureIsAnInvalidArgument() {
             let invalid = deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue
             #expect(deskaudio_capture_enable(nil, false, true) == invalid)

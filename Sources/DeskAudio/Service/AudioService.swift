@@ -4,7 +4,8 @@ import Synchronization
 /// The capture service a host drives: which sources are on, through which backend, where
 /// frames go, and the encoder settings. Each service is independent (its own streams,
 /// worker, sequence numbers and settings), so a process may run several. Every method may
-/// be called from any thread.
+/// be called from any thread. While it captures, its threads hold it: stop it
+/// (`enable(mic: false, app: false)`) before letting it go.
 public final class AudioService: @unchecked Sendable {
     /// Receives each AudioFrame's bytes on the library's delivery thread, valid only during the call.
     public typealias FrameHandler = @Sendable (UnsafeRawBufferPointer) -> Void
