@@ -649,9 +649,10 @@ int32_t deskaudio_set_ensure_sink(bool ensure);
  * sockets tried), the backend and server version, the default sink (muted, at 0 % volume,
  * suspended), which applications play and to which sink, what app audio and the
  * microphone record, their levels over `listen_ms` (0: 1000; at most 10000) of capture,
- * and what the zero gate did meanwhile; calls `callback` once per finding on the calling
- * thread before it returns. Uses `capture`'s backend choice and a capture of its own
- * (`capture` may be capturing; it is left alone). Returns the number of
+ * and what the zero gate did meanwhile; while `capture` captures, a last finding says what
+ * it sent meanwhile (its zero gate closed, or no frames arriving). Calls `callback` once
+ * per finding on the calling thread before it returns. Uses `capture`'s backend choice and
+ * a capture of its own (`capture` itself is left alone). Returns the number of
  * DESKAUDIO_FINDING_PROBLEM findings, or a negative deskaudio_status. Blocks for the
  * listen plus up to 3 s per server query. Not callable from inside a frame callback.
  */

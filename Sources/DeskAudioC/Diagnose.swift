@@ -20,9 +20,10 @@ public typealias deskaudio_diagnose_callback =
 /// sockets tried), the backend and server version, the default sink (muted, at 0 % volume,
 /// suspended), which applications play and to which sink, what app audio and the
 /// microphone record, their levels over `listen_ms` (0: 1000; at most 10000) of capture,
-/// and what the zero gate did meanwhile; calls `callback` once per finding on the calling
-/// thread before it returns. Uses `capture`'s backend choice and a capture of its own
-/// (`capture` may be capturing; it is left alone). Returns the number of
+/// and what the zero gate did meanwhile; while `capture` captures, a last finding says what
+/// it sent meanwhile (its zero gate closed, or no frames arriving). Calls `callback` once
+/// per finding on the calling thread before it returns. Uses `capture`'s backend choice and
+/// a capture of its own (`capture` itself is left alone). Returns the number of
 /// DESKAUDIO_FINDING_PROBLEM findings, or a negative deskaudio_status. Blocks for the
 /// listen plus up to 3 s per server query. Not callable from inside a frame callback.
 @_cdecl("deskaudio_capture_diagnose")
@@ -36,7 +37,8 @@ public func deskaudio_capture_diagnose(
         guard !service.isInsideFrameHandler else {
             return status { () throws(DeskAudioError) in throw .wrongThread("diagnose from inside the frame callback") }
         }
-        let findings = Diagnosis.run(backend: service.requestedBackend, listenMs: listen_ms == 0 ? 1000 : Int(listen_ms))
+        let findings = Diagnosis.run(
+            backend: service.requestedBackend, listenMs: listen_ms == 0 ? 1000 : Int(listen_ms), host: service)
         for finding in findings { callback(finding.severity.rawValue, finding.text, user_data) }
         return Int32(findings.filter { $0.severity == .problem }.count)
     }

@@ -28,9 +28,13 @@ public enum Diagnosis {
     }
 
     /// Runs the checks through `backend` (nil: automatic, or DESKAUDIO_BACKEND), listening
-    /// `listenMs` to app audio and the microphone with a capture of its own (a capture the
-    /// host runs is left alone). Blocks for the listen plus up to 3 s per server query.
-    public static func run(backend requested: AudioBackend? = nil, listenMs: Int = 1000) -> [Finding] {
+    /// `listenMs` to app audio and the microphone with a capture of its own. `host`, the
+    /// capture the host runs, is left alone; while it captures, a last finding says what
+    /// it sent during the listen (its zero gate closed, or frames not arriving). Blocks
+    /// for the listen plus up to 3 s per server query.
+    public static func run(backend requested: AudioBackend? = nil, listenMs: Int = 1000, host: AudioService? = nil)
+        -> [Finding]
+    {
         let service = AudioService()
         service.setBackend(requested)
         service.setFrameHandler { _ in }  // frames are encoded and counted as for a host
@@ -56,7 +60,11 @@ public enum Diagnosis {
         checkDefaultSink(details, add)
         checkPlaying(details, add)
         checkSources(details, add)
+        let hostBefore = host?.activeBackend == nil ? nil : host?.stats()
         listen(service, milliseconds: listenMs, add)
+        if let host, let hostBefore, host.activeBackend != nil {
+            checkHostCapture(before: hostBefore, after: host.stats(), milliseconds: listenMs, add)
+        }
         return findings
     }
 
@@ -129,9 +137,11 @@ public enum Diagnosis {
     /// Captures app audio and the microphone for a while and reports their levels and the gate.
     private static func listen(_ service: AudioService, milliseconds: Int, _ add: (Finding.Severity, String) -> Void) {
         let before = service.stats()
+        var micFailed = false
         do throws(DeskAudioError) {
             try service.enable(mic: true, app: true)
         } catch {
+            micFailed = true
             add(.problem, "capturing app audio and the microphone failed: \(error.message)")
             do throws(DeskAudioError) { try service.enable(mic: false, app: true) } catch {
                 return add(.problem, "capturing app audio alone failed too: \(error.message)")
@@ -145,7 +155,7 @@ public enum Diagnosis {
             ("the microphone", after.mic, "the default source is muted or hears nothing"),
         ] {
             guard let level else {
-                add(.problem, "\(name) was not captured")
+                if !(micFailed && name == "the microphone") { add(.problem, "\(name) was not captured") }
                 continue
             }
             if level.peakDBFS <= -120 {
@@ -166,6 +176,26 @@ public enum Diagnosis {
                 + "it opens with the first frame that is not all zero")
         } else {
             add(.ok, "zero gate open: \(sent) of \(captured) frames sent")
+        }
+    }
+
+    /// What the host's own capture did during the listen.
+    private static func checkHostCapture(
+        before: CaptureStats, after: CaptureStats, milliseconds: Int, _ add: (Finding.Severity, String) -> Void
+    ) {
+        let captured = after.framesCaptured - before.framesCaptured
+        let sent = after.framesSent - before.framesSent
+        let gated = after.framesGated - before.framesGated
+        let backend = after.backend?.rawValue ?? "?"
+        if captured == 0 {
+            add(.problem, "your capture (\(backend)) captured no frame in \(milliseconds) ms: its streams are not fed "
+                + "(a STALLED event says so); restart capture, or the session manager if nothing links streams")
+        } else if sent == 0 && gated > 0 {
+            add(.warning, "your capture's zero gate is closed: all \(captured) frames in \(milliseconds) ms were "
+                + "digital silence (it closes after 800 silent frames, 8 s, and opens with the first frame that is "
+                + "not all zero); nothing it records is playing")
+        } else {
+            add(.ok, "your capture (\(backend)) sent \(sent) of \(captured) frames in \(milliseconds) ms")
         }
     }
 
