@@ -56,8 +56,16 @@ run_suite() {
   rm -rf "$suite_results"
 }
 
+# The servers the rigs run, "PipeWire 0.3.65, WirePlumber 0.4.13, PulseAudio 16.1".
+suite_servers() {
+  echo "$(pipewire --version | sed -n 's/^Linked with libpipewire /PipeWire /p'), \
+WirePlumber $(wireplumber --version | sed -n 's/^Linked with libwireplumber //p'), \
+$(pulseaudio --version | sed 's/^pulseaudio /PulseAudio /')"
+}
+
 # After run_suite: exits non-zero with a line saying why, unless every test passed (some
-# against a real server, none skipped), or prints the counts. $1 names the run.
+# against a real server, none skipped), or prints the counts, with the servers they ran
+# against. $1 names the run.
 suite_verdict() {
   local failed
   failed=$(grep -c . <<<"$suite_failed" || true)
@@ -66,5 +74,5 @@ suite_verdict() {
     exit 1
   fi
   echo "($suite_integration of them against a real audio server)"
-  echo "tests: $suite_total passed, 0 failed${suite_retried:+ (run again alone before passing: ${suite_retried//|/, })}"
+  echo "tests: $suite_total passed, 0 failed ($(suite_servers))${suite_retried:+ (run again alone before passing: ${suite_retried//|/, })}"
 }

@@ -61,7 +61,7 @@ public enum Diagnosis {
         checkPlaying(details, add)
         checkSources(details, add)
         let hostBefore = host?.activeBackend == nil ? nil : host?.stats()
-        listen(service, milliseconds: listenMs, add)
+        listen(service, milliseconds: listenMs, hasSink: details.defaultSink != nil, add)
         if let host, let hostBefore, host.activeBackend != nil {
             checkHostCapture(before: hostBefore, after: host.stats(), milliseconds: listenMs, add)
         }
@@ -84,7 +84,8 @@ public enum Diagnosis {
     private static func checkDefaultSink(_ report: ServerReport, _ add: (Finding.Severity, String) -> Void) {
         guard let sink = report.defaultSink else {
             return add(.problem, "no default sink: applications have nowhere to play (a machine with no sound card); "
-                + "create one (pactl load-module module-null-sink sink_name=virtual) and make it the default")
+                + "let the capture make one (deskaudio_set_ensure_sink(), deskaudio record --ensure-sink), or create one "
+                + "(pactl load-module module-null-sink sink_name=virtual) and make it the default")
         }
         if sink.isMuted == true {
             add(.warning, "the default sink \(sink.name) is muted: its monitor, which app audio records, is silent too; "
@@ -135,7 +136,9 @@ public enum Diagnosis {
     }
 
     /// Captures app audio and the microphone for a while and reports their levels and the gate.
-    private static func listen(_ service: AudioService, milliseconds: Int, _ add: (Finding.Severity, String) -> Void) {
+    private static func listen(
+        _ service: AudioService, milliseconds: Int, hasSink: Bool, _ add: (Finding.Severity, String) -> Void
+    ) {
         let before = service.stats()
         var micFailed = false
         do throws(DeskAudioError) {
@@ -168,7 +171,9 @@ public enum Diagnosis {
         let captured = after.framesCaptured - before.framesCaptured
         let sent = after.framesSent - before.framesSent
         let gated = after.framesGated - before.framesGated
-        if captured == 0 {
+        if captured == 0 && !hasSink {
+            add(.problem, "no audio arrived in \(milliseconds) ms: with no sink there is nothing to record (above)")
+        } else if captured == 0 {
             add(.problem, "no audio arrived in \(milliseconds) ms though the streams opened: the session manager "
                 + "did not link them (restart the audio server: systemctl --user restart pipewire)")
         } else if gated > 0 {
