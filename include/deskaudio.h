@@ -276,6 +276,18 @@ typedef struct deskaudio_decoder_stats {
     uint64_t gaps;
 } deskaudio_decoder_stats;
 
+/** An encoder's running counts (deskaudio_encoder_get_stats()). */
+typedef struct deskaudio_encoder_stats {
+    /** 10 ms frames cut from the pushed audio. */
+    uint64_t frames_encoded;
+    /** Frames handed to the callback. */
+    uint64_t frames_sent;
+    /** Frames the zero gate held back (after 800 all-zero frames, until sound returns). */
+    uint64_t frames_gated;
+    /** AudioFrame bytes handed to the callback. */
+    uint64_t bytes_sent;
+} deskaudio_encoder_stats;
+
 /**
  * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
  * run from the library's load, through stops and restarts. Levels are over the last
@@ -375,6 +387,15 @@ typedef void (*deskaudio_app_callback)(const char *application_name, const char 
  * fix), valid only during the call.
  */
 typedef void (*deskaudio_diagnose_callback)(int32_t finding, const char *line, void *user_data);
+
+/**
+ * The sending side without a capture, for a viewer's microphone: PCM the client hands in
+ * becomes AudioFrames exactly like a host's (10 ms, zero gate, sequence, sample clock,
+ * capture time; flagged DESKAUDIO_FRAME_MIC), to send to the host, whose
+ * deskaudio_decoder (or remote microphone) takes them. Any thread; calls on one encoder
+ * are serialized.
+ */
+typedef struct deskaudio_encoder deskaudio_encoder;
 
 /**
  * Called with a deskaudio_event and a one-line English detail ("app audio: …"), valid
@@ -660,6 +681,55 @@ int32_t deskaudio_capture_diagnose(deskaudio_capture *capture, int32_t listen_ms
 
 /** deskaudio_capture_diagnose() with the default capture's backend choice. */
 int32_t deskaudio_diagnose(int32_t listen_ms, deskaudio_diagnose_callback callback, void *user_data);
+
+/**
+ * Creates an encoder at 128 kbit/s, complexity 10 (as a capture); NULL on failure
+ * (deskaudio_last_error() says why). Free it with deskaudio_encoder_destroy().
+ */
+deskaudio_encoder *deskaudio_encoder_create(void);
+
+/** Frees an encoder; NULL is ignored. Not while a push on it is in progress. */
+void deskaudio_encoder_destroy(deskaudio_encoder *encoder);
+
+/**
+ * Encodes `bytes` bytes of interleaved `format` PCM (a deskaudio_pcm_format), `channels`
+ * (1 or 2) at `sample_rate` (8000–96000 Hz; resampled to 48 kHz stereo by speexdsp),
+ * whose last sample was captured at `end_time_ns` (CLOCK_MONOTONIC; 0: now). Any chunk
+ * size: audio short of a whole frame waits for the next push. Calls `callback` with
+ * `user_data` once for each AudioFrame completed, on this thread, before returning; the
+ * bytes are valid only during that call. Returns the frames (samples per channel) taken:
+ * all of them; or a negative deskaudio_status, taking nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for a NULL encoder or callback, NULL data with bytes > 0, a byte count that is not whole
+ * frames, over 960000 frames, a bad format or channel count, or a non-finite float;
+ * DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Allocates nothing.
+ */
+int32_t deskaudio_encoder_push_pcm(deskaudio_encoder *encoder, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate, uint64_t end_time_ns, deskaudio_frame_callback callback, void *user_data);
+
+/**
+ * Sets the encoder's bitrate (6000–510000 bit/s) from the next frame on. DESKAUDIO_OK or
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+int32_t deskaudio_encoder_set_bitrate(deskaudio_encoder *encoder, int32_t bitrate);
+
+/**
+ * Sets the encoder's complexity (0–10) from the next frame on. DESKAUDIO_OK or
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+int32_t deskaudio_encoder_set_complexity(deskaudio_encoder *encoder, int32_t complexity);
+
+/**
+ * Marks a break in the pushed audio (the microphone closed, then opened again): audio
+ * short of a frame is dropped, the sample clock moves on by `skipped_samples` (48 kHz),
+ * and the next frame carries DESKAUDIO_FRAME_AFTER_GAP, so the receiver plays silence
+ * there instead of concealing. DESKAUDIO_OK or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+int32_t deskaudio_encoder_mark_gap(deskaudio_encoder *encoder, uint64_t skipped_samples);
+
+/**
+ * Copies an encoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for NULL pointers.
+ */
+int32_t deskaudio_encoder_get_stats(deskaudio_encoder *encoder, deskaudio_encoder_stats *stats);
 
 /**
  * Sets the function that receives `capture`'s state events, with `user_data` passed back;

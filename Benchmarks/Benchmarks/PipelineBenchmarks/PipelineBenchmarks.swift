@@ -32,6 +32,10 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { fourSourcePipeline.captureAndSend() }
     }
 
+    Benchmark("pipeline: viewer PCM, s16 mono 16 kHz, to AudioFrame (deskaudio_encoder)") { benchmark in
+        for _ in benchmark.scaledIterations { viewerEncoder.pushNext() }
+    }
+
     Benchmark("mixer alone: 4 rings written and mixed (no meter, no encoder)") { benchmark in
         for _ in benchmark.scaledIterations { mixFixture.writeAndMix() }
     }
@@ -225,9 +229,28 @@ final class MeterFixture {
 nonisolated(unsafe) let appPipeline = PipelineFixture(sources: 1)
 nonisolated(unsafe) let mixedPipeline = PipelineFixture(sources: 2)
 nonisolated(unsafe) let fourSourcePipeline = PipelineFixture(sources: 4)
+nonisolated(unsafe) let viewerEncoder = ViewerEncoderFixture()
 nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
 nonisolated(unsafe) let mixFixture = MixFixture()
 nonisolated(unsafe) let framerFixture = FramerFixture()
 nonisolated(unsafe) let gateFixture = GateFixture()
 nonisolated(unsafe) let serializerFixture = SerializerFixture()
 nonisolated(unsafe) let meterFixture = MeterFixture()
+
+/// The viewer's side: 10 ms of a microphone's s16 mono 16 kHz PCM pushed into a
+/// PCMFrameEncoder (resampled by speexdsp, framed, gated, encoded) per iteration.
+final class ViewerEncoderFixture {
+    private let encoder = try! PCMFrameEncoder()
+    // The test signal's left channel, every third sample: one second at 16 kHz.
+    private let pcm: [Int16] = stride(from: 0, to: testSignal.count, by: 6).map { Int16(testSignal[$0] * 32767) }
+    private var offset = 0
+
+    func pushNext() {
+        if offset + 160 > pcm.count { offset = 0 }
+        defer { offset += 160 }
+        pcm.withUnsafeBytes { bytes in
+            let piece = UnsafeRawBufferPointer(rebasing: bytes[(offset * 2)..<((offset + 160) * 2)])
+            _ = try! encoder.push(piece, format: .s16, channels: 1, rate: 16_000) { blackHole($0.count) }
+        }
+    }
+}

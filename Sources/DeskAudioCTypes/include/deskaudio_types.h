@@ -53,6 +53,18 @@ typedef struct deskaudio_decoder_stats {
     uint64_t gaps;
 } deskaudio_decoder_stats;
 
+/** An encoder's running counts (deskaudio_encoder_get_stats()). */
+typedef struct deskaudio_encoder_stats {
+    /** 10 ms frames cut from the pushed audio. */
+    uint64_t frames_encoded;
+    /** Frames handed to the callback. */
+    uint64_t frames_sent;
+    /** Frames the zero gate held back (after 800 all-zero frames, until sound returns). */
+    uint64_t frames_gated;
+    /** AudioFrame bytes handed to the callback. */
+    uint64_t bytes_sent;
+} deskaudio_encoder_stats;
+
 /**
  * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
  * run from the library's load, through stops and restarts. Levels are over the last

@@ -1,0 +1,118 @@
+import Glibc
+
+/// The sending side without a capture, for a viewer's microphone: PCM a client hands in
+/// (s16 or f32, 1 or 2 channels, 8–96 kHz, any chunk size) is resampled to 48 kHz stereo
+/// (speexdsp, through `HostPCMInput`) and becomes AudioFrames exactly like a host's: 10 ms
+/// frames, the zero gate, a sequence from 0, the 48 kHz sample clock and capture times.
+/// Frames carry the MIC flag. Every frame a push completes is handed over during that push,
+/// on the pushing thread. Pushing allocates nothing. Any thread; one push at a time (a
+/// lock serializes them).
+public final class PCMFrameEncoder: @unchecked Sendable {
+    /// The encoder's counts and settings.
+    public struct Counters: Equatable, Sendable {
+        /// Frames cut from the pushed audio, frames sent, frames the zero gate held back.
+        public var framesEncoded: UInt64, framesSent: UInt64, framesGated: UInt64
+        /// AudioFrame bytes handed over.
+        public var bytesSent: UInt64
+    }
+
+    private let input = HostPCMInput()
+    private let pipeline: FramePipeline
+    private let chunk: UnsafeMutableBufferPointer<Float>
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// An encoder at `bitrate` (bit/s, 6000…510000) and `complexity` (0…10).
+    public init(
+        bitrate: Int32 = OpusFrameEncoder.defaultBitrate, complexity: Int32 = OpusFrameEncoder.defaultComplexity
+    ) throws(DeskAudioError) {
+        pipeline = FramePipeline(encoder: try OpusFrameEncoder(bitrate: bitrate, complexity: complexity))
+        chunk = .allocate(capacity: AudioFormat.frameFloats)
+        lock = .allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+    }
+
+    deinit {
+        chunk.deallocate()
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
+
+    /// Takes `bytes` of interleaved PCM whose last sample was captured at `endTimeNs`
+    /// (CLOCK_MONOTONIC; 0: now) and calls `deliver` with each AudioFrame it completes,
+    /// valid only during the call. Returns the input frames taken: all of them. Throws,
+    /// taking nothing, for what `HostPCMInput.push` refuses (format, channels, rate, size,
+    /// a float that is not finite).
+    public func push(
+        _ bytes: UnsafeRawBufferPointer, format: HostPCMInput.SampleFormat, channels: Int32, rate: Int32,
+        endTimeNs: UInt64 = 0, deliver: (UnsafeRawBufferPointer) -> Void
+    ) throws(DeskAudioError) -> Int {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        let end = endTimeNs == 0 ? MonotonicClock.nowNs() : endTimeNs
+        var taken = 0
+        repeat {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * format.bytes * Int(channels))...])
+            let pushed = try input.push(rest, format: format, channels: channels, rate: rate)
+            taken += pushed
+            let left = rest.count / (format.bytes * Int(channels)) - pushed
+            drain(endTimeNs: end &- UInt64(left) * 1_000_000_000 / UInt64(rate), deliver)
+            if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
+        } while taken * format.bytes * Int(channels) < bytes.count
+        return taken
+    }
+
+    /// Marks a break (the microphone closed and opened again): what is pending is dropped,
+    /// the sample clock moves on by `skippedSamples` (48 kHz) and the next frame sent is
+    /// flagged as after a gap.
+    public func markDiscontinuity(skippedSamples: UInt64 = 0) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        input.reset()
+        pipeline.markDiscontinuity(skippedSamples: skippedSamples)
+    }
+
+    /// Sets the bitrate (bit/s) from the next frame on.
+    public func setBitrate(_ bitrate: Int32) throws(DeskAudioError) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        try pipeline.encoder.setBitrate(bitrate)
+    }
+
+    /// Sets the encoder complexity (0…10) from the next frame on.
+    public func setComplexity(_ complexity: Int32) throws(DeskAudioError) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        try pipeline.encoder.setComplexity(complexity)
+    }
+
+    /// Turns Opus's in-band forward error correction on or off, tuned for
+    /// `expectedLossPercent` (0…100) packet loss, from the next frame on.
+    public func setLossProtection(fec: Bool, expectedLossPercent: Int32) throws(DeskAudioError) {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        try pipeline.encoder.setLossProtection(fec: fec, expectedLossPercent: expectedLossPercent)
+    }
+
+    /// Counts so far.
+    public var counters: Counters {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        let counts = pipeline.counters
+        return Counters(
+            framesEncoded: counts.framesCaptured, framesSent: counts.framesSent, framesGated: counts.framesGated,
+            bytesSent: counts.bytesSent)
+    }
+
+    // Lock held. Frames everything resampled so far; `endTimeNs` is when its last sample was captured.
+    private func drain(endTimeNs: UInt64, _ deliver: (UnsafeRawBufferPointer) -> Void) {
+        var left = input.ring.availableFloats
+        while left > 0 {
+            let count = input.ring.read(into: UnsafeMutableBufferPointer(rebasing: chunk[0..<min(left, chunk.count)]))
+            guard count > 0 else { break }
+            left -= count
+            let chunkEnd = endTimeNs &- UInt64(left / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+            pipeline.process(
+                UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: [.mic], endTimeNs: chunkEnd, deliver: deliver)
+        }
+    }
+}

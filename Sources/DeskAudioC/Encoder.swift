@@ -1,0 +1,104 @@
+import DeskAudio
+import DeskAudioCTypes
+import Glibc
+
+/// The sending side without a capture, for a viewer's microphone: PCM the client hands in
+/// becomes AudioFrames exactly like a host's (10 ms, zero gate, sequence, sample clock,
+/// capture time; flagged DESKAUDIO_FRAME_MIC), to send to the host, whose
+/// deskaudio_decoder (or remote microphone) takes them. Any thread; calls on one encoder
+/// are serialized.
+public typealias deskaudio_encoder = OpaquePointer
+
+/// Creates an encoder at 128 kbit/s, complexity 10 (as a capture); NULL on failure
+/// (deskaudio_last_error() says why). Free it with deskaudio_encoder_destroy().
+@_cdecl("deskaudio_encoder_create")
+public func deskaudio_encoder_create() -> deskaudio_encoder? {
+    var created: PCMFrameEncoder?
+    _ = status { () throws(DeskAudioError) in created = try PCMFrameEncoder() }
+    return created.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
+}
+
+/// Frees an encoder; NULL is ignored. Not while a push on it is in progress.
+@_cdecl("deskaudio_encoder_destroy")
+public func deskaudio_encoder_destroy(_ encoder: deskaudio_encoder?) {
+    guard let encoder else { return }
+    Unmanaged<PCMFrameEncoder>.fromOpaque(UnsafeRawPointer(encoder)).release()
+}
+
+/// Encodes `bytes` bytes of interleaved `format` PCM (a deskaudio_pcm_format), `channels`
+/// (1 or 2) at `sample_rate` (8000–96000 Hz; resampled to 48 kHz stereo by speexdsp),
+/// whose last sample was captured at `end_time_ns` (CLOCK_MONOTONIC; 0: now). Any chunk
+/// size: audio short of a whole frame waits for the next push. Calls `callback` with
+/// `user_data` once for each AudioFrame completed, on this thread, before returning; the
+/// bytes are valid only during that call. Returns the frames (samples per channel) taken:
+/// all of them; or a negative deskaudio_status, taking nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
+/// for a NULL encoder or callback, NULL data with bytes > 0, a byte count that is not whole
+/// frames, over 960000 frames, a bad format or channel count, or a non-finite float;
+/// DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Allocates nothing.
+@_cdecl("deskaudio_encoder_push_pcm")
+public func deskaudio_encoder_push_pcm(
+    _ encoder: deskaudio_encoder?, _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32, _ channels: Int32,
+    _ sample_rate: Int32, _ end_time_ns: UInt64, _ callback: deskaudio_frame_callback?,
+    _ user_data: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let encoder, let callback else { return invalidArgument("deskaudio_encoder_push_pcm: encoder or callback is NULL") }
+    guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
+    guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
+        return invalidArgument("format \(format) is not a deskaudio_pcm_format")
+    }
+    return valueOrStatus { () throws(DeskAudioError) in
+        Int32(
+            try pcmEncoder(encoder).push(
+                UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
+                rate: sample_rate, endTimeNs: end_time_ns
+            ) { frame in
+                callback(frame.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.count, user_data)
+            })
+    }
+}
+
+/// Sets the encoder's bitrate (6000–510000 bit/s) from the next frame on. DESKAUDIO_OK or
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT.
+@_cdecl("deskaudio_encoder_set_bitrate")
+public func deskaudio_encoder_set_bitrate(_ encoder: deskaudio_encoder?, _ bitrate: Int32) -> Int32 {
+    guard let encoder else { return invalidArgument("encoder is NULL") }
+    return status { () throws(DeskAudioError) in try pcmEncoder(encoder).setBitrate(bitrate) }
+}
+
+/// Sets the encoder's complexity (0–10) from the next frame on. DESKAUDIO_OK or
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT.
+@_cdecl("deskaudio_encoder_set_complexity")
+public func deskaudio_encoder_set_complexity(_ encoder: deskaudio_encoder?, _ complexity: Int32) -> Int32 {
+    guard let encoder else { return invalidArgument("encoder is NULL") }
+    return status { () throws(DeskAudioError) in try pcmEncoder(encoder).setComplexity(complexity) }
+}
+
+/// Marks a break in the pushed audio (the microphone closed, then opened again): audio
+/// short of a frame is dropped, the sample clock moves on by `skipped_samples` (48 kHz),
+/// and the next frame carries DESKAUDIO_FRAME_AFTER_GAP, so the receiver plays silence
+/// there instead of concealing. DESKAUDIO_OK or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+@_cdecl("deskaudio_encoder_mark_gap")
+public func deskaudio_encoder_mark_gap(_ encoder: deskaudio_encoder?, _ skipped_samples: UInt64) -> Int32 {
+    guard let encoder else { return invalidArgument("encoder is NULL") }
+    pcmEncoder(encoder).markDiscontinuity(skippedSamples: skipped_samples)
+    return deskaudio_status.DESKAUDIO_OK.rawValue
+}
+
+/// Copies an encoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
+/// for NULL pointers.
+@_cdecl("deskaudio_encoder_get_stats")
+public func deskaudio_encoder_get_stats(
+    _ encoder: deskaudio_encoder?, _ stats: UnsafeMutablePointer<deskaudio_encoder_stats>?
+) -> Int32 {
+    guard let encoder, let stats else { return invalidArgument("deskaudio_encoder_get_stats: NULL pointer") }
+    let counters = pcmEncoder(encoder).counters
+    stats.pointee = deskaudio_encoder_stats(
+        frames_encoded: counters.framesEncoded, frames_sent: counters.framesSent, frames_gated: counters.framesGated,
+        bytes_sent: counters.bytesSent)
+    return deskaudio_status.DESKAUDIO_OK.rawValue
+}
+
+/// The PCMFrameEncoder behind an encoder handle (retained by deskaudio_encoder_create()).
+private func pcmEncoder(_ encoder: deskaudio_encoder) -> PCMFrameEncoder {
+    Unmanaged<PCMFrameEncoder>.fromOpaque(UnsafeRawPointer(encoder)).takeUnretainedValue()
+}
