@@ -34,6 +34,14 @@ extension RealServerTests {
             return collector
         }
 
+        /// The running PipeWire's major version (0 for 0.3.65, 1 for 1.4.2).
+        static func pipeWireMajorVersion() throws -> Int {
+            let output = try ExternalTools.run(["pipewire", "--version"]).output
+            let version = output.split(separator: "\n").first { $0.hasPrefix("Linked with libpipewire ") }?
+                .dropFirst("Linked with libpipewire ".count)
+            return version.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+        }
+
         static func setApps(
             _ capture: deskaudio_capture?, _ mode: deskaudio_apps_mode, _ names: [String], includeOwnProcess: Bool = false
         ) -> Int32 {
@@ -87,11 +95,24 @@ extension RealServerTests {
                 let collector = try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, ["ToneA"], backend: backend) {
                     try Self.playThreeApps(environment)
                 }
+                try Self.expectWhole(collector, path)
+                if path == "pipewire-pulse", try Self.pipeWireMajorVersion() >= 1 {
+                    // A limit of pipewire-pulse 1.x (docs/capture.md, "Server versions"): it may
+                    // hold an application's record stream back for up to a second, then deliver
+                    // it at once, so the two recorded tones need not overlap in the mix. Each
+                    // is checked where it is; ToneA must be nowhere.
+                    let decoded = try collector.decoded()
+                    let heard = [1000.0, 1500].map { SignalAnalysis.toneLevelWherePresent(decoded, frequency: $0) }
+                    let excluded = SignalAnalysis.toneLevelDecibels(SignalAnalysis.left(decoded[...]), frequency: 440)
+                    #expect(heard.allSatisfy { abs($0 - quietSineLevel) <= 1 }, "\(path): ToneB, ToneC at \(heard) dBFS")
+                    #expect(excluded < quietSineLevel - 60, "\(path): ToneA's 440 Hz at \(excluded) dBFS over the capture")
+                    print("measured: \(path): all except ToneA: 1000/1500 Hz where present at \(heard), 440 Hz \(excluded) dBFS")
+                    return
+                }
                 let levels = try Self.levels(collector, [440, 1000, 1500], reference: 1000)
                 #expect(
                     abs(levels[1] - quietSineLevel) <= 1 && abs(levels[2] - quietSineLevel) <= 1, "\(path): \(levels)")
                 #expect(levels[0] < min(levels[1], levels[2]) - 60, "\(path): ToneA's 440 Hz at \(levels[0]) dBFS")
-                try Self.expectWhole(collector, path)
                 print("measured: \(path): all except ToneA: 440/1000/1500 Hz at \(levels) dBFS")
             }
         }
