@@ -25,5 +25,7 @@ let package = Package(
         fuzzTarget("FuzzDecoder"),
         // deskaudio_push_pcm with arbitrary formats, channel counts, rates and sizes.
         fuzzTarget("FuzzPushPCM"),
+        // AudioFrames arriving in any order, at any times, between pulls of a jitter buffer.
+        fuzzTarget("FuzzJitterBuffer"),
     ]
 )

@@ -46,6 +46,16 @@ write("decoder", "hole-then-late", sequence(frames[:3] + frames[6:8] + [frames[4
 write("decoder", "repeat-and-gap", sequence([frames[0], frames[1], frames[1], frame(30, 3, packet(30, 1000, 0.5))]))
 write("decoder", "small-room", sequence(frames[:2]) + struct.pack("<H", 0x8000 | len(frames[5])) + frames[5])
 
+def arrivals(records):
+    """Jitter-buffer records: (frame, ms after the previous arrival, pulls after it)."""
+    return b"".join(struct.pack("<HBB", len(f), ms, pulls) + f for f, ms, pulls in records)
+
+write("jitter-buffer", "in-order", arrivals([(f, 10, 1) for f in frames[:8]]))
+write("jitter-buffer", "reordered-and-lost", arrivals(
+    [(frames[0], 10, 0), (frames[2], 5, 1), (frames[1], 20, 2), (frames[5], 3, 3), (frames[4], 30, 1), (frames[7], 1, 4)]))
+write("jitter-buffer", "repeat-jump-silence", arrivals(
+    [(frames[0], 10, 2), (frames[0], 0, 1), (frame(900, 3, packet(900, 1000, 0.5)), 40, 6), (silent, 200, 15)]))
+
 def tone_bytes(fmt, channels, rate, count):
     out = b""
     for i in range(count):

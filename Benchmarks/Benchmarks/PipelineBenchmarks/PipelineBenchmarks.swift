@@ -36,6 +36,10 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { viewerEncoder.pushNext() }
     }
 
+    Benchmark("pipeline: receiving, AudioFrame into the jitter buffer and 10 ms out (decoded)") { benchmark in
+        for _ in benchmark.scaledIterations { jitterFixture.insertAndPull() }
+    }
+
     Benchmark("mixer alone: 4 rings written and mixed (no meter, no encoder)") { benchmark in
         for _ in benchmark.scaledIterations { mixFixture.writeAndMix() }
     }
@@ -230,6 +234,7 @@ nonisolated(unsafe) let appPipeline = PipelineFixture(sources: 1)
 nonisolated(unsafe) let mixedPipeline = PipelineFixture(sources: 2)
 nonisolated(unsafe) let fourSourcePipeline = PipelineFixture(sources: 4)
 nonisolated(unsafe) let viewerEncoder = ViewerEncoderFixture()
+nonisolated(unsafe) let jitterFixture = JitterFixture()
 nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
 nonisolated(unsafe) let mixFixture = MixFixture()
 nonisolated(unsafe) let framerFixture = FramerFixture()
@@ -252,5 +257,36 @@ final class ViewerEncoderFixture {
             let piece = UnsafeRawBufferPointer(rebasing: bytes[(offset * 2)..<((offset + 160) * 2)])
             _ = try! encoder.push(piece, format: .s16, channels: 1, rate: 16_000) { blackHole($0.count) }
         }
+    }
+}
+
+/// The receiving side: one AudioFrame (of the test signal, encoded once) inserted into a
+/// JitterBuffer as it arrives every 10 ms, and 10 ms pulled out (decoded), per iteration.
+final class JitterFixture {
+    private let buffer = try! JitterBuffer()
+    private let frames: [[UInt8]]
+    private let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: AudioFrameWriter.maxFrameBytes, alignment: 8)
+    private let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: AudioFormat.frameFloats)
+    private var sequence: UInt32 = 0
+
+    init() {
+        let pipeline = FramePipeline(encoder: try! OpusFrameEncoder())
+        var encoded: [[UInt8]] = []
+        testSignal.withUnsafeBufferPointer { signal in
+            pipeline.process(signal, sources: [.mic], endTimeNs: 1_000_000_000) { encoded.append(Array($0)) }
+        }
+        frames = encoded
+    }
+
+    func insertAndPull() {
+        let source = frames[Int(sequence) % frames.count]
+        source.withUnsafeBytes { frame.copyMemory(from: $0) }
+        // Sequence and capture time run on, as from a sender that keeps sending.
+        frame.storeBytes(of: sequence.littleEndian, toByteOffset: AudioFrameHeader.Offset.sequence, as: UInt32.self)
+        let time = UInt64(sequence) * 10_000_000
+        frame.storeBytes(of: time.littleEndian, toByteOffset: AudioFrameHeader.Offset.captureTime, as: UInt64.self)
+        try! buffer.insert(UnsafeRawBufferPointer(rebasing: frame[0..<source.count]), arrivalNs: time + 5_000_000)
+        blackHole(buffer.pull(into: output, nowNs: time + 5_000_000))
+        sequence &+= 1
     }
 }

@@ -1,0 +1,317 @@
+/// Between AudioFrames arriving from the network and a player that takes exactly 10 ms every
+/// 10 ms (a remote microphone, a sink): frames are put back in sequence order and played
+/// after an adaptive delay. The delay starts at 20 ms, grows at once to cover the arrival
+/// jitter seen (the spread of arrival minus capture time over the last 2.56 s), and by a
+/// frame on each underrun; it shrinks when arrival has been steady, one dropped frame at a
+/// time. A frame lost in transit is concealed (rebuilt from the next packet's in-band FEC
+/// when it is there, else Opus PLC); the silence of a sender whose zero gate closed is played
+/// as silence, never concealed. Clock drift between the machines is absorbed the same way:
+/// a sender running fast fills the buffer, and a frame is dropped; one running slow empties
+/// it, and a concealed frame is inserted; the delay stays within its bounds. Everything is
+/// allocated at creation: `insert` and `pull` allocate nothing. Not thread-safe: one thread
+/// at a time (the remote microphone serializes the network thread and the player).
+public final class JitterBuffer {
+    /// Running counts.
+    public struct Counters: Equatable, Sendable {
+        /// Frames accepted into the buffer.
+        public var framesReceived: UInt64 = 0
+        /// Frames played as decoded.
+        public var framesPlayed: UInt64 = 0
+        /// Frames lost in transit, played concealed.
+        public var framesConcealed: UInt64 = 0
+        /// Frames that arrived after their time to play, or twice: dropped.
+        public var framesLate: UInt64 = 0
+        /// Concealed frames inserted because the next frame had not arrived yet (the delay
+        /// grew by a frame each time: an underrun, or a sender clock running slow).
+        public var framesInserted: UInt64 = 0
+        /// Frames dropped to bring the delay back down (steady arrival, or a fast sender clock).
+        public var framesDropped: UInt64 = 0
+        /// Times the sender went silent (its zero gate) and the buffer played silence.
+        public var gaps: UInt64 = 0
+    }
+
+    /// What one `pull` played.
+    public enum Played: Equatable, Sendable {
+        /// Nothing yet, or the sender is silent: zeros.
+        case silence
+        /// The frame with this sequence number, `delayNs` after it arrived.
+        case frame(sequence: UInt32, delayNs: UInt64)
+        /// A concealed frame (a loss, or an insertion while waiting).
+        case concealed
+    }
+
+    /// Frames the buffer holds at most: 1.28 s.
+    public static let capacity = 128
+    /// The delay's bounds, in frames: 10 ms to 300 ms.
+    public static let delayFrames: ClosedRange<Int> = 1...30
+    /// Frames of concealment after the last frame before the buffer waits in silence: 100 ms.
+    public static let maxConcealedRun = 10
+
+    /// Counts so far.
+    public private(set) var counters = Counters()
+    /// The delay the buffer aims at now, in frames.
+    public private(set) var targetFrames = 2
+    /// Frames waiting to be played (from the next one to the newest received).
+    public var bufferedFrames: Int {
+        guard let next, let newest else { return 0 }
+        return max(0, Int(Int32(bitPattern: newest &- next)) + 1)
+    }
+
+    private let decoder: OpusFrameDecoder
+    private let packets: UnsafeMutableRawBufferPointer
+    private let lengths: UnsafeMutableBufferPointer<Int>  // 0: empty slot
+    private let sequences: UnsafeMutableBufferPointer<UInt32>
+    private let arrivals: UnsafeMutableBufferPointer<UInt64>
+    private let scratch: UnsafeMutableBufferPointer<Float>
+    private var next: UInt32?
+    private var newest: UInt32?
+    private var playing = false
+    private var concealedRun = 0
+    private var lastWasSilent = false
+    private var steadyPulls = 0
+    // The frame an underrun waited for: if it still comes, it was late, and the delay grows.
+    private var awaited: UInt32?
+    // Arrival minus capture time of the last `transitWindow` frames, for the jitter.
+    private static let transitWindow = 256
+    private let transits: UnsafeMutableBufferPointer<Int64>
+    private var transitCount = 0
+    private var transitIndex = 0
+    private var jitterNs: Int64 = 0
+
+    /// An empty buffer with a fresh Opus decoder.
+    public init() throws(DeskAudioError) {
+        decoder = try OpusFrameDecoder()
+        let slotBytes = AudioFrameWriter.maxFrameBytes
+        packets = .allocate(byteCount: JitterBuffer.capacity * slotBytes, alignment: 8)
+        lengths = .allocate(capacity: JitterBuffer.capacity)
+        lengths.initialize(repeating: 0)
+        sequences = .allocate(capacity: JitterBuffer.capacity)
+        sequences.initialize(repeating: 0)
+        arrivals = .allocate(capacity: JitterBuffer.capacity)
+        arrivals.initialize(repeating: 0)
+        scratch = .allocate(capacity: AudioFormat.frameFloats)
+        transits = .allocate(capacity: JitterBuffer.transitWindow)
+        transits.initialize(repeating: 0)
+    }
+
+    deinit {
+        packets.deallocate()
+        lengths.deallocate()
+        sequences.deallocate()
+        arrivals.deallocate()
+        scratch.deallocate()
+        transits.deallocate()
+    }
+
+    /// Takes one AudioFrame that arrived at `arrivalNs` (CLOCK_MONOTONIC of this machine).
+    /// Throws `.invalidFrame` for bytes that are not an AudioFrame and `.notSupported` for a
+    /// frame that is not 10 ms of 48 kHz stereo; the buffer is then unchanged. A frame whose
+    /// time to play has passed, or one already held, is counted late and dropped.
+    public func insert(_ bytes: UnsafeRawBufferPointer, arrivalNs: UInt64) throws(DeskAudioError) {
+        let frame: AudioFrameParser.Frame
+        do { frame = try AudioFrameParser.parse(bytes) } catch { throw .invalidFrame(error) }
+        let header = frame.header
+        guard Int(header.frameSamples) == AudioFormat.frameSamples, Int(header.channels) == AudioFormat.channels,
+            Int(header.sampleRate) == AudioFormat.sampleRate
+        else {
+            throw .notSupported(
+                "a frame of \(header.frameSamples) samples, \(header.channels) channels at \(header.sampleRate) Hz: "
+                    + "the jitter buffer plays 10 ms of 48 kHz stereo")
+        }
+        let sequence = header.sequence
+        if let next {
+            let ahead = Int(Int32(bitPattern: sequence &- next))
+            if ahead < 0 {
+                counters.framesLate += 1
+                return
+            }
+            if ahead >= JitterBuffer.capacity { restart(at: sequence) }  // the sender started over
+        } else {
+            restart(at: sequence)
+        }
+        let slot = Int(sequence % UInt32(JitterBuffer.capacity))
+        if lengths[slot] > 0 && sequences[slot] == sequence {
+            counters.framesLate += 1
+            return
+        }
+        let slotBytes = AudioFrameWriter.maxFrameBytes
+        let destination = UnsafeMutableRawBufferPointer(rebasing: packets[(slot * slotBytes)..<(slot * slotBytes + frame.payload.count)])
+        destination.copyMemory(from: frame.payload)
+        lengths[slot] = max(frame.payload.count, 1)
+        sequences[slot] = sequence
+        arrivals[slot] = arrivalNs
+        if let newest, Int32(bitPattern: sequence &- newest) <= 0 {} else { newest = sequence }
+        counters.framesReceived += 1
+        if sequence == awaited {
+            targetFrames = min(targetFrames + 1, JitterBuffer.delayFrames.upperBound)
+            steadyPulls = 0
+        }
+        awaited = nil
+        noteTransit(Int64(bitPattern: arrivalNs &- header.captureTimeNs))
+    }
+
+    /// Writes the next 10 ms (480 interleaved stereo samples, 960 floats) into `output` and
+    /// says what they are. Call it once per 10 ms of playback, at `nowNs`.
+    public func pull(into output: UnsafeMutableBufferPointer<Float>, nowNs: UInt64) -> Played {
+        precondition(output.count >= AudioFormat.frameFloats, "pull needs room for one frame")
+        let frame = UnsafeMutableBufferPointer(rebasing: output[0..<AudioFormat.frameFloats])
+        guard let next else { return silence(frame) }
+        if !playing {
+            // Waiting (at the start, or after the sender's silence) until the delay is there;
+            // a first frame that never came is then concealed as lost.
+            guard bufferedFrames >= targetFrames else { return silence(frame) }
+            playing = true
+            concealedRun = 0
+        }
+        if slotHolds(next) {
+            adjustForSteadyArrival(nowNs: nowNs)
+            let current = self.next ?? next
+            let sequence = sequences[slot(current)]
+            let delay = nowNs > arrivals[slot(current)] ? nowNs - arrivals[slot(current)] : 0
+            decode(current, into: frame)
+            lastWasSilent = isSilent(frame)
+            counters.framesPlayed += 1
+            concealedRun = 0
+            return .frame(sequence: sequence, delayNs: delay)
+        }
+        if bufferedFrames > 1 {
+            // A hole with frames after it: lost in transit (or still on its way, too late now).
+            let nextSlot = slot(next &+ 1)
+            let recover = lengths[nextSlot] > 0 && sequences[nextSlot] == next &+ 1
+            conceal(into: frame, fromNextPacket: recover ? payload(nextSlot) : nil)
+            self.next = next &+ 1
+            awaited = nil
+            counters.framesConcealed += 1
+            return .concealed
+        }
+        // Nothing to play yet.
+        if lastWasSilent || concealedRun >= JitterBuffer.maxConcealedRun {
+            // The sender's gate closed (it sent silence, then nothing), or it is gone: wait in
+            // silence, and start again at the delay when frames come.
+            if playing && lastWasSilent { counters.gaps += 1 }
+            playing = false
+            return silence(frame)
+        }
+        // An underrun: conceal this tick without moving on (the delay grew by a frame). If the
+        // frame waited for still comes, it was late: the target grows; if a later one comes
+        // first, it was lost.
+        conceal(into: frame, fromNextPacket: nil)
+        concealedRun += 1
+        counters.framesInserted += 1
+        awaited = next
+        return .concealed
+    }
+
+    /// Forgets everything received (a new stream begins); the counts stay.
+    public func reset() {
+        lengths.update(repeating: 0)
+        next = nil
+        newest = nil
+        playing = false
+        concealedRun = 0
+        lastWasSilent = false
+        steadyPulls = 0
+        awaited = nil
+        transitCount = 0
+        transitIndex = 0
+        jitterNs = 0
+        targetFrames = 2
+    }
+
+    // MARK: - Inside
+
+    private func slot(_ sequence: UInt32) -> Int { Int(sequence % UInt32(JitterBuffer.capacity)) }
+
+    private func slotHolds(_ sequence: UInt32) -> Bool {
+        let index = slot(sequence)
+        return lengths[index] > 0 && sequences[index] == sequence
+    }
+
+    private func payload(_ index: Int) -> UnsafeRawBufferPointer {
+        let start = index * AudioFrameWriter.maxFrameBytes
+        return UnsafeRawBufferPointer(rebasing: packets[start..<(start + lengths[index])])
+    }
+
+    private func restart(at sequence: UInt32) {
+        lengths.update(repeating: 0)
+        next = sequence
+        newest = sequence
+        playing = false
+    }
+
+    private func silence(_ frame: UnsafeMutableBufferPointer<Float>) -> Played {
+        frame.update(repeating: 0)
+        return .silence
+    }
+
+    /// Decodes the frame `sequence` (held) into `frame`, frees its slot and moves on.
+    private func decode(_ sequence: UInt32, into frame: UnsafeMutableBufferPointer<Float>) {
+        let index = slot(sequence)
+        if (try? decoder.decode(payload(index), into: frame)) != AudioFormat.frameSamples {
+            frame.update(repeating: 0)
+        }
+        lengths[index] = 0
+        next = sequence &+ 1
+    }
+
+    private func conceal(into frame: UnsafeMutableBufferPointer<Float>, fromNextPacket packet: UnsafeRawBufferPointer?) {
+        let decoded = try? decoder.decode(packet, into: frame, lostSamples: AudioFormat.frameSamples, recoverPrevious: packet != nil)
+        if decoded != AudioFormat.frameSamples { frame.update(repeating: 0) }
+    }
+
+    private func isSilent(_ frame: UnsafeMutableBufferPointer<Float>) -> Bool {
+        for sample in frame where abs(sample) > 1e-6 { return false }
+        return true
+    }
+
+    /// Arrival minus capture time of one frame: the jitter is how far it is above the
+    /// smallest of the window, and the target delay covers the largest such excess.
+    private func noteTransit(_ transit: Int64) {
+        transits[transitIndex] = transit
+        transitIndex = (transitIndex + 1) % JitterBuffer.transitWindow
+        transitCount = min(transitCount + 1, JitterBuffer.transitWindow)
+        var smallest = Int64.max
+        var largest = Int64.min
+        for index in 0..<transitCount {
+            smallest = min(smallest, transits[index])
+            largest = max(largest, transits[index])
+        }
+        // (Capture times are the sender's: a wild one must not overflow. A second of spread is
+        // more than the longest delay anyway.)
+        let spread = largest &- smallest
+        jitterNs = spread < 0 || spread > 1_000_000_000 ? 1_000_000_000 : spread
+        // Cover the jitter plus the frame being played: grow at once, shrink in adjustForSteadyArrival.
+        let needed = framesCoveringJitter()
+        if needed > targetFrames { targetFrames = needed }
+    }
+
+    /// The delay, in frames, that covers the jitter seen plus the frame being played.
+    private func framesCoveringJitter() -> Int {
+        let frame = Int64(AudioFormat.frameDurationNs)
+        let frames = Int((jitterNs + frame - 1) / frame) + 1
+        return min(max(frames, JitterBuffer.delayFrames.lowerBound), JitterBuffer.delayFrames.upperBound)
+    }
+
+    /// While playing: after 2 s of more buffered than the jitter needs, one frame is dropped
+    /// (decoded and discarded, so the decoder's state runs on) and the target comes down.
+    private func adjustForSteadyArrival(nowNs: UInt64) {
+        let needed = framesCoveringJitter()
+        if targetFrames > needed && bufferedFrames <= targetFrames {
+            steadyPulls += 1
+            if steadyPulls >= 200 {
+                targetFrames -= 1
+                steadyPulls = 0
+            }
+            return
+        }
+        guard bufferedFrames > targetFrames + 1, let next, slotHolds(next &+ 1) else {
+            steadyPulls = 0
+            return
+        }
+        steadyPulls += 1
+        guard steadyPulls >= 200 else { return }
+        steadyPulls = 0
+        decode(next, into: scratch)
+        counters.framesDropped += 1
+    }
+}
