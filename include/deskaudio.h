@@ -182,6 +182,14 @@ typedef enum deskaudio_frame_flag {
     DESKAUDIO_FRAME_AFTER_LOSS = 16,
 } deskaudio_frame_flag;
 
+/** What a remote microphone tells its host. */
+typedef enum deskaudio_remote_mic_event {
+    /** The first application started recording from it: ask the viewer to open its microphone. */
+    DESKAUDIO_REMOTE_MIC_RECORDING_STARTED = 1,
+    /** The last application stopped recording from it: the viewer may close its microphone. */
+    DESKAUDIO_REMOTE_MIC_RECORDING_STOPPED = 2,
+} deskaudio_remote_mic_event;
+
 /** The backend in deskaudio_stats.backend. */
 typedef enum deskaudio_backend_kind {
     /** Capture is stopped. */
@@ -287,6 +295,30 @@ typedef struct deskaudio_encoder_stats {
     /** AudioFrame bytes handed to the callback. */
     uint64_t bytes_sent;
 } deskaudio_encoder_stats;
+
+/** A remote microphone's counts (deskaudio_remote_mic_get_stats()). */
+typedef struct deskaudio_remote_mic_stats {
+    /** Frames fed and taken. */
+    uint64_t frames_fed;
+    /** Frames dropped on feeding because 640 ms were already waiting (nothing recorded them). */
+    uint64_t frames_refused;
+    /** Frames played as decoded. */
+    uint64_t frames_played;
+    /** Frames lost in transit, played concealed (in-band FEC, else Opus PLC). */
+    uint64_t frames_concealed;
+    /** Frames that came after their time, or twice: dropped. */
+    uint64_t frames_late;
+    /** Concealed frames inserted while a late frame was awaited (the delay grew by 10 ms). */
+    uint64_t frames_inserted;
+    /** Frames dropped to bring the delay back down (steady arrival, or a fast sender clock). */
+    uint64_t frames_dropped;
+    /** Times the sender went silent (its zero gate) and silence was played. */
+    uint64_t gaps;
+    /** The delay the jitter buffer aims at now, ms (10 to 300). */
+    int32_t target_delay_ms;
+    /** 1 while an application records from the microphone, else 0. */
+    int32_t recorded;
+} deskaudio_remote_mic_stats;
 
 /**
  * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
@@ -415,6 +447,21 @@ typedef void (*deskaudio_log_callback)(int32_t level, const char *message, void 
  * frames lost in transit concealed. Use it from one thread at a time.
  */
 typedef struct deskaudio_decoder deskaudio_decoder;
+
+/**
+ * Called with a deskaudio_remote_mic_event and the user_data given at creation, on a thread
+ * of the library's (never inside deskaudio_remote_mic_feed()); never after
+ * deskaudio_remote_mic_destroy() has returned. Keep it short; it must not destroy the
+ * microphone.
+ */
+typedef void (*deskaudio_remote_mic_callback)(int32_t event, void *user_data);
+
+/**
+ * The viewer's microphone on the host (PipeWire): a source applications can record from,
+ * fed with the AudioFrames the viewer's deskaudio_encoder made, through a jitter buffer.
+ * Feed it from any thread.
+ */
+typedef struct deskaudio_remote_mic deskaudio_remote_mic;
 
 /**
  * Called by deskaudio_capture_get_app_levels() once per application stream that app audio
@@ -831,6 +878,38 @@ int32_t deskaudio_decoder_decode(deskaudio_decoder *decoder, const uint8_t *fram
  * for NULL pointers.
  */
 int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats);
+
+/**
+ * Puts a microphone named `name` (a node name: 1–64 letters, digits, `_`, `-`, `.`), shown
+ * to users as `description` (NULL: the name), on the PipeWire server of the process's
+ * session (deskaudio_set_session()); `callback` (may be NULL) hears when applications start
+ * and stop recording from it. It is there when this returns, and goes when destroyed or when
+ * the process ends, however it ends. NULL on failure (deskaudio_last_error() says why: a bad
+ * name, no PipeWire server). Free it with deskaudio_remote_mic_destroy().
+ */
+deskaudio_remote_mic *deskaudio_remote_mic_create(const char *name, const char *description, deskaudio_remote_mic_callback callback, void *user_data);
+
+/**
+ * Takes the microphone off the server and frees it; NULL is ignored. Applications recording
+ * from it see their source go. Not from inside its callback.
+ */
+void deskaudio_remote_mic_destroy(deskaudio_remote_mic *microphone);
+
+/**
+ * Feeds one AudioFrame (`len` bytes) as it arrived from the network, from any thread; it
+ * plays after the jitter buffer's delay. DESKAUDIO_OK (also when it was dropped because
+ * 640 ms already wait: the stats count it), a DESKAUDIO_ERROR_FRAME_* code for bytes that
+ * are not an AudioFrame, DESKAUDIO_ERROR_NOT_SUPPORTED for a frame that is not 10 ms of
+ * 48 kHz stereo, DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers; a refused frame changes
+ * nothing. Allocates nothing, and never waits for the audio server's thread.
+ */
+int32_t deskaudio_remote_mic_feed(deskaudio_remote_mic *microphone, const uint8_t *frame, size_t len);
+
+/**
+ * Copies the microphone's counts into `stats`. DESKAUDIO_OK, or
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers.
+ */
+int32_t deskaudio_remote_mic_get_stats(deskaudio_remote_mic *microphone, deskaudio_remote_mic_stats *stats);
 
 /**
  * For a host that runs as a system service (as root, or as a user of its own): from now on

@@ -26,4 +26,12 @@ public final class LockedValue<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(lock) }
         return try body(&value)
     }
+
+    /// Runs `body` with the value if the lock is free right now; nil (and `body` not run) if
+    /// another thread holds it. For a real-time thread, which must never wait.
+    public func tryWithLock<Result>(_ body: (inout Value) -> Result) -> Result? {
+        guard pthread_mutex_trylock(lock) == 0 else { return nil }
+        defer { pthread_mutex_unlock(lock) }
+        return body(&value)
+    }
 }

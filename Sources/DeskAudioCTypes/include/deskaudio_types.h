@@ -65,6 +65,30 @@ typedef struct deskaudio_encoder_stats {
     uint64_t bytes_sent;
 } deskaudio_encoder_stats;
 
+/** A remote microphone's counts (deskaudio_remote_mic_get_stats()). */
+typedef struct deskaudio_remote_mic_stats {
+    /** Frames fed and taken. */
+    uint64_t frames_fed;
+    /** Frames dropped on feeding because 640 ms were already waiting (nothing recorded them). */
+    uint64_t frames_refused;
+    /** Frames played as decoded. */
+    uint64_t frames_played;
+    /** Frames lost in transit, played concealed (in-band FEC, else Opus PLC). */
+    uint64_t frames_concealed;
+    /** Frames that came after their time, or twice: dropped. */
+    uint64_t frames_late;
+    /** Concealed frames inserted while a late frame was awaited (the delay grew by 10 ms). */
+    uint64_t frames_inserted;
+    /** Frames dropped to bring the delay back down (steady arrival, or a fast sender clock). */
+    uint64_t frames_dropped;
+    /** Times the sender went silent (its zero gate) and silence was played. */
+    uint64_t gaps;
+    /** The delay the jitter buffer aims at now, ms (10 to 300). */
+    int32_t target_delay_ms;
+    /** 1 while an application records from the microphone, else 0. */
+    int32_t recorded;
+} deskaudio_remote_mic_stats;
+
 /**
  * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
  * run from the library's load, through stops and restarts. Levels are over the last

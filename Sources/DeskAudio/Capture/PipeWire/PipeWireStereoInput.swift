@@ -2,11 +2,12 @@ import CPipeWire
 import DeskAudioShim
 
 /// What every input stream of the library asks PipeWire for, 48 kHz stereo F32 (FL, FR) with
-/// the server converting, and how such a stream's buffers are read.
+/// the server converting, and how such a stream's buffers are read. (The remote microphone's
+/// output stream offers the same format.)
 enum PipeWireStereoInput {
-    /// Connects `stream` as an input in that format, with `flags` (pw_stream_flags bits);
-    /// returns pw_stream_connect's result.
-    static func connect(_ stream: OpaquePointer, flags: UInt32) -> Int32 {
+    /// Connects `stream` as an input (or `direction`) in that format, with `flags`
+    /// (pw_stream_flags bits); returns pw_stream_connect's result.
+    static func connect(_ stream: OpaquePointer, flags: UInt32, direction: spa_direction = SPA_DIRECTION_INPUT) -> Int32 {
         var podBuffer = [UInt8](repeating: 0, count: 1024)
         return podBuffer.withUnsafeMutableBytes { bytes -> Int32 in
             var builder = spa_pod_builder()
@@ -23,7 +24,7 @@ enum PipeWireStereoInput {
                 UnsafePointer(spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat.rawValue, &info))
             ]
             return pw_stream_connect(
-                stream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */, pw_stream_flags(flags), &params, 1)
+                stream, direction, UInt32.max /* PW_ID_ANY */, pw_stream_flags(flags), &params, 1)
         }
     }
 

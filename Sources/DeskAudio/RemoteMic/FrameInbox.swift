@@ -1,0 +1,77 @@
+import Glibc
+import Synchronization
+
+/// AudioFrames handed from the host's threads to a player's real-time thread: a fixed ring of
+/// slots, each a whole frame and its arrival time. Producers (any thread) are serialized by a
+/// lock of their own; the consumer takes no lock and never waits. When the ring is full the
+/// newest frame is refused (counted), never one the consumer may be reading. Allocates
+/// nothing after creation.
+final class FrameInbox: @unchecked Sendable {
+    /// Frames it holds at most: 640 ms.
+    static let capacity = 64
+
+    private let storage: UnsafeMutableRawBufferPointer
+    private let lengths: UnsafeMutableBufferPointer<Int>
+    private let arrivals: UnsafeMutableBufferPointer<UInt64>
+    // Counters of frames written and read; written by one side each.
+    private let written = Atomic<Int>(0)
+    private let read = Atomic<Int>(0)
+    private let refused = Atomic<UInt64>(0)
+    private let producers: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        storage = .allocate(byteCount: FrameInbox.capacity * AudioFrameWriter.maxFrameBytes, alignment: 8)
+        lengths = .allocate(capacity: FrameInbox.capacity)
+        lengths.initialize(repeating: 0)
+        arrivals = .allocate(capacity: FrameInbox.capacity)
+        arrivals.initialize(repeating: 0)
+        producers = .allocate(capacity: 1)
+        pthread_mutex_init(producers, nil)
+    }
+
+    deinit {
+        storage.deallocate()
+        lengths.deallocate()
+        arrivals.deallocate()
+        pthread_mutex_destroy(producers)
+        producers.deallocate()
+    }
+
+    /// Frames refused because the ring was full.
+    var refusedFrames: UInt64 { refused.load(ordering: .relaxed) }
+
+    /// Any thread: queues `frame` (at most `AudioFrameWriter.maxFrameBytes`) that arrived at
+    /// `arrivalNs`; false when the ring is full.
+    @discardableResult
+    func put(_ frame: UnsafeRawBufferPointer, arrivalNs: UInt64) -> Bool {
+        precondition(frame.count <= AudioFrameWriter.maxFrameBytes, "an AudioFrame is at most \(AudioFrameWriter.maxFrameBytes) bytes")
+        pthread_mutex_lock(producers)
+        defer { pthread_mutex_unlock(producers) }
+        let index = written.load(ordering: .relaxed)
+        guard index - read.load(ordering: .acquiring) < FrameInbox.capacity else {
+            refused.add(1, ordering: .relaxed)
+            return false
+        }
+        let slot = index % FrameInbox.capacity
+        let start = slot * AudioFrameWriter.maxFrameBytes
+        UnsafeMutableRawBufferPointer(rebasing: storage[start..<(start + frame.count)]).copyMemory(from: frame)
+        lengths[slot] = frame.count
+        arrivals[slot] = arrivalNs
+        written.store(index + 1, ordering: .releasing)
+        return true
+    }
+
+    /// The consumer's thread: hands each queued frame, oldest first, to `body` (the bytes are
+    /// valid only during the call) and frees its slot.
+    func drain(_ body: (UnsafeRawBufferPointer, UInt64) -> Void) {
+        var index = read.load(ordering: .relaxed)
+        let end = written.load(ordering: .acquiring)
+        while index < end {
+            let slot = index % FrameInbox.capacity
+            let start = slot * AudioFrameWriter.maxFrameBytes
+            body(UnsafeRawBufferPointer(rebasing: storage[start..<(start + lengths[slot])]), arrivals[slot])
+            index += 1
+            read.store(index, ordering: .releasing)
+        }
+    }
+}

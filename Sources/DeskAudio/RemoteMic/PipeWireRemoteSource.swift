@@ -1,0 +1,125 @@
+import CPipeWire
+import DeskAudioShim
+import Glibc
+
+/// The remote microphone on PipeWire: an output stream whose node is an `Audio/Source` of its
+/// own (no session manager links it anywhere; applications record from it by name, or as the
+/// default source if the user makes it one). Its process callback, on PipeWire's real-time
+/// data thread, asks `render` for exactly what the graph wants: no allocation, no lock. The
+/// node runs while something records from it: `onRunning` is told (on the loop thread) when it
+/// starts and stops. It goes with the connection: on `stop`, or when the process ends however
+/// it ends.
+final class PipeWireRemoteSource {
+    private let name: String
+    private let description: String
+    private let render: (UnsafeMutableBufferPointer<Float>) -> Void
+    private let onRunning: (Bool) -> Void
+    private var connection: PipeWireConnection?
+    private var stream: OpaquePointer?
+    private let events: UnsafeMutablePointer<pw_stream_events>
+    private let listener: UnsafeMutablePointer<spa_hook>
+    // Loop thread, lock held.
+    private var state = PW_STREAM_STATE_UNCONNECTED
+    private var streamError: String?
+
+    init(
+        name: String, description: String, render: @escaping (UnsafeMutableBufferPointer<Float>) -> Void,
+        onRunning: @escaping (Bool) -> Void
+    ) {
+        self.name = name
+        self.description = description
+        self.render = render
+        self.onRunning = onRunning
+        events = .allocate(capacity: 1)
+        events.initialize(to: pw_stream_events())
+        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.pointee.state_changed = { data, old, new, error in
+            let source = Unmanaged<PipeWireRemoteSource>.fromOpaque(data!).takeUnretainedValue()
+            source.state = new
+            source.streamError = error.map { String(cString: $0) }
+            if new == PW_STREAM_STATE_STREAMING { source.onRunning(true) }
+            if old == PW_STREAM_STATE_STREAMING { source.onRunning(false) }
+            if let connection = source.connection { pw_thread_loop_signal(connection.loop, false) }
+        }
+        events.pointee.process = { data in
+            Unmanaged<PipeWireRemoteSource>.fromOpaque(data!).takeUnretainedValue().fill()
+        }
+        listener = .allocate(capacity: 1)
+        listener.initialize(to: spa_hook())
+    }
+
+    deinit {
+        stop()
+        events.deallocate()
+        listener.deallocate()
+    }
+
+    /// Connects and puts the source on the server; returns once the server has it.
+    func start(timeoutMs: Int) throws(DeskAudioError) {
+        let newConnection = try PipeWireConnection(name: "deskaudio-remote-mic", realTime: true)
+        connection = newConnection
+        newConnection.lock()
+        do throws(DeskAudioError) {
+            var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
+            let properties = pw_properties_new_string(
+                "media.type=Audio media.class=Audio/Source media.role=Communication node.latency=480/48000 "
+                    + "node.want-driver=true application.name=DeskAudio")
+            pw_properties_set(properties, PW_KEY_NODE_NAME, name)
+            pw_properties_set(properties, PW_KEY_NODE_DESCRIPTION, description)
+            guard let newStream = pw_stream_new(newConnection.core, "DeskAudio remote microphone", properties) else {
+                throw .outOfResources("cannot create a PipeWire stream: \(PipeWireConnection.errnoText())")
+            }
+            stream = newStream
+            pw_stream_add_listener(newStream, listener, events, Unmanaged.passUnretained(self).toOpaque())
+            let flags = PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue
+            let result = PipeWireStereoInput.connect(newStream, flags: flags, direction: SPA_DIRECTION_OUTPUT)
+            guard result >= 0 else {
+                throw .streamFailed("PipeWire refused the remote microphone: \(String(cString: strerror(-result)))")
+            }
+            while state != PW_STREAM_STATE_PAUSED && state != PW_STREAM_STATE_STREAMING {
+                if state == PW_STREAM_STATE_ERROR {
+                    throw .streamFailed("PipeWire stream failed: \(streamError ?? "unknown error")")
+                }
+                guard newConnection.wait(until: &deadline) else {
+                    throw .timeout("PipeWire did not accept the remote microphone within \(timeoutMs) ms")
+                }
+            }
+            newConnection.unlock()
+        } catch {
+            newConnection.unlock()
+            stop()
+            throw error
+        }
+    }
+
+    /// Takes the source off the server; safe to call twice.
+    func stop() {
+        guard let connection else { return }
+        connection.lock()
+        if let stream {
+            pw_stream_set_active(stream, false)
+            pw_stream_destroy(stream)
+        }
+        stream = nil
+        connection.unlock()
+        connection.close()
+        self.connection = nil
+    }
+
+    // Data thread: one buffer of what the graph asks for.
+    private func fill() {
+        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        defer { pw_stream_queue_buffer(stream, buffer) }
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0,
+            let data = spaBuffer.pointee.datas, let base = data.pointee.data, let chunk = data.pointee.chunk
+        else { return }
+        let stride = AudioFormat.channels * MemoryLayout<Float>.size
+        let room = Int(data.pointee.maxsize) / stride
+        let requested = Int(buffer.pointee.requested)
+        let frames = requested > 0 ? min(requested, room) : min(room, AudioFormat.frameSamples)
+        render(UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: frames * AudioFormat.channels))
+        chunk.pointee.offset = 0
+        chunk.pointee.stride = Int32(stride)
+        chunk.pointee.size = UInt32(frames * stride)
+    }
+}

@@ -1,0 +1,100 @@
+import DeskAudio
+import DeskAudioCTypes
+import Glibc
+
+/// What a remote microphone tells its host.
+public enum deskaudio_remote_mic_event: Int32, CaseIterable {
+    /// The first application started recording from it: ask the viewer to open its microphone.
+    case DESKAUDIO_REMOTE_MIC_RECORDING_STARTED = 1
+    /// The last application stopped recording from it: the viewer may close its microphone.
+    case DESKAUDIO_REMOTE_MIC_RECORDING_STOPPED = 2
+}
+
+/// Called with a deskaudio_remote_mic_event and the user_data given at creation, on a thread
+/// of the library's (never inside deskaudio_remote_mic_feed()); never after
+/// deskaudio_remote_mic_destroy() has returned. Keep it short; it must not destroy the
+/// microphone.
+public typealias deskaudio_remote_mic_callback = @convention(c) (_ event: Int32, _ user_data: UnsafeMutableRawPointer?) -> Void
+
+/// The viewer's microphone on the host (PipeWire): a source applications can record from,
+/// fed with the AudioFrames the viewer's deskaudio_encoder made, through a jitter buffer.
+/// Feed it from any thread.
+public typealias deskaudio_remote_mic = OpaquePointer
+
+/// Puts a microphone named `name` (a node name: 1–64 letters, digits, `_`, `-`, `.`), shown
+/// to users as `description` (NULL: the name), on the PipeWire server of the process's
+/// session (deskaudio_set_session()); `callback` (may be NULL) hears when applications start
+/// and stop recording from it. It is there when this returns, and goes when destroyed or when
+/// the process ends, however it ends. NULL on failure (deskaudio_last_error() says why: a bad
+/// name, no PipeWire server). Free it with deskaudio_remote_mic_destroy().
+@_cdecl("deskaudio_remote_mic_create")
+public func deskaudio_remote_mic_create(
+    _ name: UnsafePointer<CChar>?, _ description: UnsafePointer<CChar>?, _ callback: deskaudio_remote_mic_callback?,
+    _ user_data: UnsafeMutableRawPointer?
+) -> deskaudio_remote_mic? {
+    guard let name else {
+        _ = invalidArgument("deskaudio_remote_mic_create: name is NULL")
+        return nil
+    }
+    let userData = HostPointer(user_data)
+    var created: RemoteMicrophone?
+    _ = status { () throws(DeskAudioError) in
+        let microphone = try RemoteMicrophone(
+            name: String(cString: name), description: description.map { String(cString: $0) } ?? "",
+            onRecording: { recording in
+                let event: deskaudio_remote_mic_event =
+                    recording ? .DESKAUDIO_REMOTE_MIC_RECORDING_STARTED : .DESKAUDIO_REMOTE_MIC_RECORDING_STOPPED
+                callback?(event.rawValue, userData.pointer)
+            })
+        try microphone.start()
+        created = microphone
+    }
+    return created.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
+}
+
+/// Takes the microphone off the server and frees it; NULL is ignored. Applications recording
+/// from it see their source go. Not from inside its callback.
+@_cdecl("deskaudio_remote_mic_destroy")
+public func deskaudio_remote_mic_destroy(_ microphone: deskaudio_remote_mic?) {
+    guard let microphone else { return }
+    let retained = Unmanaged<RemoteMicrophone>.fromOpaque(UnsafeRawPointer(microphone))
+    retained.takeUnretainedValue().stop()
+    retained.release()
+}
+
+/// Feeds one AudioFrame (`len` bytes) as it arrived from the network, from any thread; it
+/// plays after the jitter buffer's delay. DESKAUDIO_OK (also when it was dropped because
+/// 640 ms already wait: the stats count it), a DESKAUDIO_ERROR_FRAME_* code for bytes that
+/// are not an AudioFrame, DESKAUDIO_ERROR_NOT_SUPPORTED for a frame that is not 10 ms of
+/// 48 kHz stereo, DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers; a refused frame changes
+/// nothing. Allocates nothing, and never waits for the audio server's thread.
+@_cdecl("deskaudio_remote_mic_feed")
+public func deskaudio_remote_mic_feed(
+    _ microphone: deskaudio_remote_mic?, _ frame: UnsafePointer<UInt8>?, _ len: size_t
+) -> Int32 {
+    guard let microphone, let frame else { return invalidArgument("deskaudio_remote_mic_feed: NULL pointer") }
+    return status { () throws(DeskAudioError) in
+        _ = try remoteMicrophone(microphone).feed(UnsafeRawBufferPointer(start: frame, count: len))
+    }
+}
+
+/// Copies the microphone's counts into `stats`. DESKAUDIO_OK, or
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers.
+@_cdecl("deskaudio_remote_mic_get_stats")
+public func deskaudio_remote_mic_get_stats(
+    _ microphone: deskaudio_remote_mic?, _ stats: UnsafeMutablePointer<deskaudio_remote_mic_stats>?
+) -> Int32 {
+    guard let microphone, let stats else { return invalidArgument("deskaudio_remote_mic_get_stats: NULL pointer") }
+    let now = remoteMicrophone(microphone).stats
+    stats.pointee = deskaudio_remote_mic_stats(
+        frames_fed: now.framesFed, frames_refused: now.framesRefused, frames_played: now.buffer.framesPlayed,
+        frames_concealed: now.buffer.framesConcealed, frames_late: now.buffer.framesLate,
+        frames_inserted: now.buffer.framesInserted, frames_dropped: now.buffer.framesDropped, gaps: now.buffer.gaps,
+        target_delay_ms: Int32(now.targetDelayMs), recorded: now.isRecorded ? 1 : 0)
+    return deskaudio_status.DESKAUDIO_OK.rawValue
+}
+
+/// The RemoteMicrophone behind a handle (retained by deskaudio_remote_mic_create()).
+private func remoteMicrophone(_ microphone: deskaudio_remote_mic) -> RemoteMicrophone {
+    Unmanaged<RemoteMicrophone>.fromOpaque(UnsafeRawPointer(microphone)).takeUnretainedValue()
+}
