@@ -18,9 +18,6 @@ final class PipeWireRemoteSource {
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
     private let listener: UnsafeMutablePointer<spa_hook>
-    // Loop thread, lock held.
-    private var state = PW_STREAM_STATE_UNCONNECTED
-    private var streamError: String?
 
     init(
         name: String, description: String, render: @escaping (UnsafeMutableBufferPointer<Float>) -> Void,
@@ -33,13 +30,11 @@ final class PipeWireRemoteSource {
         events = .allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        events.pointee.state_changed = { data, old, new, error in
+        events.pointee.state_changed = { data, old, new, _ in
             let source = Unmanaged<PipeWireRemoteSource>.fromOpaque(data!).takeUnretainedValue()
-            source.state = new
-            source.streamError = error.map { String(cString: $0) }
             if new == PW_STREAM_STATE_STREAMING { source.onRunning(true) }
             if old == PW_STREAM_STATE_STREAMING { source.onRunning(false) }
-            if let connection = source.connection { pw_thread_loop_signal(connection.loop, false) }
+            source.connection?.signal()
         }
         events.pointee.process = { data in
             Unmanaged<PipeWireRemoteSource>.fromOpaque(data!).takeUnretainedValue().fill()
@@ -76,14 +71,8 @@ final class PipeWireRemoteSource {
             guard result >= 0 else {
                 throw .streamFailed("PipeWire refused the remote microphone: \(String(cString: strerror(-result)))")
             }
-            while state != PW_STREAM_STATE_PAUSED && state != PW_STREAM_STATE_STREAMING {
-                if state == PW_STREAM_STATE_ERROR {
-                    throw .streamFailed("PipeWire stream failed: \(streamError ?? "unknown error")")
-                }
-                guard newConnection.wait(until: &deadline) else {
-                    throw .timeout("PipeWire did not accept the remote microphone within \(timeoutMs) ms")
-                }
-            }
+            try newConnection.waitUntilAccepted(
+                newStream, "the remote microphone", deadline: &deadline, timeoutMs: timeoutMs)
             newConnection.unlock()
         } catch {
             newConnection.unlock()

@@ -20,10 +20,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private var hostMute: PipeWireHostMute?
     private var stream: OpaquePointer?
     private let events: UnsafeMutablePointer<pw_stream_events>
-    // Written on the loop thread with the loop lock held; read with it held.
-    private var state = PW_STREAM_STATE_UNCONNECTED
-    private var streamError: String?
     private let failed = Atomic<Bool>(false)
+    // Written on the loop thread with the loop lock held; read with it held.
     private var running = false
 
     /// True once the stream errored or was disconnected after it had started.
@@ -35,9 +33,9 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         events = .allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        events.pointee.state_changed = { data, _, newState, error in
+        events.pointee.state_changed = { data, _, newState, _ in
             let capture = Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue()
-            capture.stateChanged(to: newState, error: error)
+            capture.stateChanged(to: newState)
         }
         events.pointee.process = { data in
             Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue().processBuffer()
@@ -207,14 +205,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         guard result >= 0 else {
             throw .streamFailed("PipeWire refused the capture stream: \(String(cString: strerror(-result)))")
         }
-        while state != PW_STREAM_STATE_PAUSED && state != PW_STREAM_STATE_STREAMING {
-            if state == PW_STREAM_STATE_ERROR {
-                throw .streamFailed("PipeWire stream failed: \(streamError ?? "unknown error")")
-            }
-            guard connection.wait(until: &deadline) else {
-                throw .timeout("PipeWire did not accept the capture stream within \(timeoutMs) ms")
-            }
-        }
+        try connection.waitUntilAccepted(newStream, "the capture stream", deadline: &deadline, timeoutMs: timeoutMs)
     }
 
     /// A stream that follows the default is relinked by the session manager without an event
@@ -283,14 +274,10 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     }
 
     // Loop thread, loop lock held.
-    private func stateChanged(to newState: pw_stream_state, error: UnsafePointer<CChar>?) {
-        state = newState
+    private func stateChanged(to newState: pw_stream_state) {
         if newState == PW_STREAM_STATE_PAUSED || newState == PW_STREAM_STATE_STREAMING { running = true }
         if running && (newState == PW_STREAM_STATE_ERROR || newState == PW_STREAM_STATE_UNCONNECTED) {
             failed.store(true, ordering: .releasing)
-        }
-        if newState == PW_STREAM_STATE_ERROR {
-            streamError = error.map { String(cString: $0) } ?? "unknown error"
         }
         connection?.signal()
     }

@@ -95,6 +95,23 @@ final class PipeWireConnection {
     /// Lock held: wakes a thread waiting in `wait(until:)`.
     func signal() { pw_thread_loop_signal(loop, false) }
 
+    /// Lock held: waits until the daemon has taken `stream` (paused or streaming; a stream's
+    /// state callback must signal the loop); throws when it fails, or at the deadline,
+    /// naming `what` ("the capture stream").
+    func waitUntilAccepted(_ stream: OpaquePointer, _ what: String, deadline: inout timespec, timeoutMs: Int)
+        throws(DeskAudioError)
+    {
+        while true {
+            var error: UnsafePointer<CChar>?
+            let state = pw_stream_get_state(stream, &error)
+            if state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING { return }
+            if state == PW_STREAM_STATE_ERROR {
+                throw .streamFailed("PipeWire stream failed: \(error.map { String(cString: $0) } ?? "unknown error")")
+            }
+            guard wait(until: &deadline) else { throw .timeout("PipeWire did not accept \(what) within \(timeoutMs) ms") }
+        }
+    }
+
     /// Lock held: waits until the daemon has processed everything sent so far (and sent
     /// the events it caused).
     func roundTrip(deadline: inout timespec, what: String) throws(DeskAudioError) {
