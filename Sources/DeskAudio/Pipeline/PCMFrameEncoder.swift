@@ -49,15 +49,16 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         let end = endTimeNs == 0 ? MonotonicClock.nowNs() : endTimeNs
+        let frameBytes = format.bytes * Int(channels)
         var taken = 0
         repeat {
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * format.bytes * Int(channels))...])
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * frameBytes)...])
             let pushed = try input.push(rest, format: format, channels: channels, rate: rate)
             taken += pushed
-            let left = rest.count / (format.bytes * Int(channels)) - pushed
+            let left = rest.count / frameBytes - pushed
             drain(endTimeNs: end &- UInt64(left) * 1_000_000_000 / UInt64(rate), deliver)
             if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
-        } while taken * format.bytes * Int(channels) < bytes.count
+        } while taken * frameBytes < bytes.count
         return taken
     }
 

@@ -28,6 +28,7 @@ public final class RemoteMicrophone: @unchecked Sendable {
 
     /// The node (source) name applications see.
     public let name: String
+    private let description: String
     private let inbox = FrameInbox()
     private let buffer: JitterBuffer
     private let carry: UnsafeMutableBufferPointer<Float>
@@ -56,8 +57,6 @@ public final class RemoteMicrophone: @unchecked Sendable {
         carry.initialize(repeating: 0)
     }
 
-    private let description: String
-
     deinit {
         stop()
         carry.deallocate()
@@ -85,19 +84,13 @@ public final class RemoteMicrophone: @unchecked Sendable {
         source = nil
     }
 
-    /// Any thread: one AudioFrame as it arrived (now). Throws the parser's error, or
-    /// `.notSupported` for a frame that is not 10 ms of 48 kHz stereo, and takes nothing;
-    /// returns false when it was dropped because 640 ms are already waiting.
+    /// Any thread: one AudioFrame as it arrived (now). Throws what
+    /// `JitterBuffer.playableFrame` throws (the parser's error, or `.notSupported` for a frame
+    /// that is not 10 ms of 48 kHz stereo) and takes nothing; returns false when it was
+    /// dropped because 640 ms are already waiting.
     @discardableResult
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(DeskAudioError) -> Bool {
-        let frame: AudioFrameParser.Frame
-        do { frame = try AudioFrameParser.parse(bytes) } catch { throw .invalidFrame(error) }
-        let header = frame.header
-        guard Int(header.frameSamples) == AudioFormat.frameSamples, Int(header.channels) == AudioFormat.channels else {
-            throw .notSupported(
-                "a frame of \(header.frameSamples) samples, \(header.channels) channels: the remote microphone "
-                    + "plays 10 ms of 48 kHz stereo")
-        }
+        _ = try JitterBuffer.playableFrame(bytes)
         guard inbox.put(bytes, arrivalNs: MonotonicClock.nowNs()) else { return false }
         fed.add(1, ordering: .relaxed)
         return true

@@ -108,16 +108,8 @@ public final class JitterBuffer {
     /// frame that is not 10 ms of 48 kHz stereo; the buffer is then unchanged. A frame whose
     /// time to play has passed, or one already held, is counted late and dropped.
     public func insert(_ bytes: UnsafeRawBufferPointer, arrivalNs: UInt64) throws(DeskAudioError) {
-        let frame: AudioFrameParser.Frame
-        do { frame = try AudioFrameParser.parse(bytes) } catch { throw .invalidFrame(error) }
+        let frame = try JitterBuffer.playableFrame(bytes)
         let header = frame.header
-        guard Int(header.frameSamples) == AudioFormat.frameSamples, Int(header.channels) == AudioFormat.channels,
-            Int(header.sampleRate) == AudioFormat.sampleRate
-        else {
-            throw .notSupported(
-                "a frame of \(header.frameSamples) samples, \(header.channels) channels at \(header.sampleRate) Hz: "
-                    + "the jitter buffer plays 10 ms of 48 kHz stereo")
-        }
         let sequence = header.sequence
         if let next {
             let ahead = Int(Int32(bitPattern: sequence &- next))
@@ -129,17 +121,16 @@ public final class JitterBuffer {
         } else {
             restart(at: sequence)
         }
-        let slot = Int(sequence % UInt32(JitterBuffer.capacity))
-        if lengths[slot] > 0 && sequences[slot] == sequence {
+        if slotHolds(sequence) {
             counters.framesLate += 1
             return
         }
-        let slotBytes = AudioFrameWriter.maxFrameBytes
-        let destination = UnsafeMutableRawBufferPointer(rebasing: packets[(slot * slotBytes)..<(slot * slotBytes + frame.payload.count)])
-        destination.copyMemory(from: frame.payload)
-        lengths[slot] = max(frame.payload.count, 1)
-        sequences[slot] = sequence
-        arrivals[slot] = arrivalNs
+        let index = slot(sequence)
+        let start = index * AudioFrameWriter.maxFrameBytes
+        UnsafeMutableRawBufferPointer(rebasing: packets[start..<(start + frame.payload.count)]).copyMemory(from: frame.payload)
+        lengths[index] = frame.payload.count  // (the parser refuses an empty payload)
+        sequences[index] = sequence
+        arrivals[index] = arrivalNs
         if let newest, Int32(bitPattern: sequence &- newest) <= 0 {} else { newest = sequence }
         counters.framesReceived += 1
         if sequence == awaited {
@@ -148,6 +139,21 @@ public final class JitterBuffer {
         }
         awaited = nil
         noteTransit(Int64(bitPattern: arrivalNs &- header.captureTimeNs))
+    }
+
+    /// `bytes` parsed, if they are an AudioFrame the buffer can play: 10 ms of 48 kHz stereo.
+    /// Throws `.invalidFrame` (the parser's reason) or `.notSupported`. Touches no state: a
+    /// feeder may check a frame before handing it over to the buffer's thread.
+    public static func playableFrame(_ bytes: UnsafeRawBufferPointer) throws(DeskAudioError) -> AudioFrameParser.Frame {
+        let frame: AudioFrameParser.Frame
+        do { frame = try AudioFrameParser.parse(bytes) } catch { throw .invalidFrame(error) }
+        let header = frame.header  // (the parser has checked the rate: 48 kHz)
+        guard Int(header.frameSamples) == AudioFormat.frameSamples, Int(header.channels) == AudioFormat.channels else {
+            throw .notSupported(
+                "a frame of \(header.frameSamples) samples, \(header.channels) channels at \(header.sampleRate) Hz: "
+                    + "the jitter buffer plays 10 ms of 48 kHz stereo")
+        }
+        return frame
     }
 
     /// Writes the next 10 ms (480 interleaved stereo samples, 960 floats) into `output` and
@@ -164,7 +170,7 @@ public final class JitterBuffer {
             concealedRun = 0
         }
         if slotHolds(next) {
-            adjustForSteadyArrival(nowNs: nowNs)
+            adjustForSteadyArrival()
             let current = self.next ?? next
             let sequence = sequences[slot(current)]
             let delay = nowNs > arrivals[slot(current)] ? nowNs - arrivals[slot(current)] : 0
@@ -176,9 +182,8 @@ public final class JitterBuffer {
         }
         if bufferedFrames > 1 {
             // A hole with frames after it: lost in transit (or still on its way, too late now).
-            let nextSlot = slot(next &+ 1)
-            let recover = lengths[nextSlot] > 0 && sequences[nextSlot] == next &+ 1
-            conceal(into: frame, fromNextPacket: recover ? payload(nextSlot) : nil)
+            let recover = slotHolds(next &+ 1)
+            conceal(into: frame, fromNextPacket: recover ? payload(slot(next &+ 1)) : nil)
             self.next = next &+ 1
             awaited = nil
             counters.framesConcealed += 1
@@ -294,7 +299,7 @@ public final class JitterBuffer {
 
     /// While playing: after 2 s of more buffered than the jitter needs, one frame is dropped
     /// (decoded and discarded, so the decoder's state runs on) and the target comes down.
-    private func adjustForSteadyArrival(nowNs: UInt64) {
+    private func adjustForSteadyArrival() {
         let needed = framesCoveringJitter()
         if targetFrames > needed && bufferedFrames <= targetFrames {
             steadyPulls += 1
