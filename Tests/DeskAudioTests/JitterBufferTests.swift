@@ -195,6 +195,28 @@ import Testing
         #expect(buffer.targetFrames == JitterBuffer.delayFrames.upperBound)
     }
 
+    /// Frames that waited while nothing pulled (a remote microphone nobody recorded from)
+    /// are not played late: playing starts at the target delay behind the newest.
+    @Test func aBacklogIsDroppedNotPlayedLate() throws {
+        let sent = try Self.send(100)
+        let buffer = try JitterBuffer()
+        var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
+        // 50 frames arrive over 500 ms with nothing pulling; then the player starts.
+        for (index, frame) in sent.prefix(50).enumerated() {
+            try frame.bytes.withUnsafeBytes { try buffer.insert($0, arrivalNs: 1_000_000_000 + UInt64(index) * 10_000_000) }
+        }
+        var played: [JitterBuffer.Played] = []
+        for tick in 0..<50 {
+            let now = 1_500_000_000 + UInt64(tick) * 10_000_000
+            try sent[50 + tick].bytes.withUnsafeBytes { try buffer.insert($0, arrivalNs: now) }
+            played.append(output.withUnsafeMutableBufferPointer { buffer.pull(into: $0, nowNs: now) })
+        }
+        let delays = Self.delaysMs(played)
+        #expect(buffer.counters.framesConcealed == 0, "\(buffer.counters)")
+        #expect(delays.count >= 45 && Self.percentile(delays, 0.99) <= 30, "delays \(delays)")
+        #expect((45...49).contains(buffer.counters.framesDropped), "\(buffer.counters)")
+    }
+
     @Test func badFramesAreRefusedAndChangeNothing() throws {
         let buffer = try JitterBuffer()
         let sent = try Self.send(3)

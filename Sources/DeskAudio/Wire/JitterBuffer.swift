@@ -1,6 +1,7 @@
 /// Between AudioFrames arriving from the network and a player that takes exactly 10 ms every
 /// 10 ms (a remote microphone, a sink): frames are put back in sequence order and played
-/// after an adaptive delay. The delay starts at 20 ms, grows at once to cover the arrival
+/// after an adaptive delay; frames that waited longer than that delay before playing started
+/// (a backlog) are dropped, not played late. The delay starts at 20 ms, grows at once to cover the arrival
 /// jitter seen (the spread of arrival minus capture time over the last 2.56 s), and by a
 /// frame on each underrun; it shrinks when arrival has been steady, one dropped frame at a
 /// time. A frame lost in transit is concealed (rebuilt from the next packet's in-band FEC
@@ -24,7 +25,8 @@ public final class JitterBuffer {
         /// Concealed frames inserted because the next frame had not arrived yet (the delay
         /// grew by a frame each time: an underrun, or a sender clock running slow).
         public var framesInserted: UInt64 = 0
-        /// Frames dropped to bring the delay back down (steady arrival, or a fast sender clock).
+        /// Frames dropped to bring the delay back down (steady arrival, a fast sender clock,
+        /// or a backlog when playing starts).
         public var framesDropped: UInt64 = 0
         /// Times the sender went silent (its zero gate) and the buffer played silence.
         public var gaps: UInt64 = 0
@@ -161,14 +163,17 @@ public final class JitterBuffer {
     public func pull(into output: UnsafeMutableBufferPointer<Float>, nowNs: UInt64) -> Played {
         precondition(output.count >= AudioFormat.frameFloats, "pull needs room for one frame")
         let frame = UnsafeMutableBufferPointer(rebasing: output[0..<AudioFormat.frameFloats])
-        guard let next else { return silence(frame) }
+        guard self.next != nil else { return silence(frame) }
         if !playing {
             // Waiting (at the start, or after the sender's silence) until the delay is there;
-            // a first frame that never came is then concealed as lost.
+            // a first frame that never came is then concealed as lost. A backlog (frames that
+            // waited while nothing played them) is dropped, not played late.
             guard bufferedFrames >= targetFrames else { return silence(frame) }
+            dropBacklog(nowNs: nowNs)
             playing = true
             concealedRun = 0
         }
+        guard let next else { return silence(frame) }
         if slotHolds(next) {
             adjustForSteadyArrival()
             let current = self.next ?? next
@@ -207,8 +212,10 @@ public final class JitterBuffer {
         return .concealed
     }
 
-    /// Forgets everything received (a new stream begins); the counts stay.
-    public func reset() {
+    /// The player stopped pulling for a while (nothing played it): forgets the frames held;
+    /// playing starts again, at the target delay, with the frames that come next. The delay's
+    /// estimate and the counts stay.
+    public func pause() {
         lengths.update(repeating: 0)
         next = nil
         newest = nil
@@ -217,6 +224,11 @@ public final class JitterBuffer {
         lastWasSilent = false
         steadyPulls = 0
         awaited = nil
+    }
+
+    /// Forgets everything received (a new stream begins); the counts stay.
+    public func reset() {
+        pause()
         transitCount = 0
         transitIndex = 0
         jitterNs = 0
@@ -242,6 +254,22 @@ public final class JitterBuffer {
         next = sequence
         newest = sequence
         playing = false
+    }
+
+    /// Passes over frames (and holes before them) that have already waited longer than the
+    /// target delay, while more than the target is held; the frames passed over are counted
+    /// dropped. A frame still on its way (a hole with nothing old behind it) is waited for.
+    private func dropBacklog(nowNs: UInt64) {
+        let longest = UInt64(targetFrames + 1) * UInt64(AudioFormat.frameDurationNs)
+        while bufferedFrames > targetFrames, let next {
+            let held = slotHolds(next) ? next : next &+ 1
+            guard slotHolds(held), nowNs &- arrivals[slot(held)] > longest else { return }
+            if held == next {
+                lengths[slot(next)] = 0
+                counters.framesDropped += 1
+            }
+            self.next = next &+ 1
+        }
     }
 
     private func silence(_ frame: UnsafeMutableBufferPointer<Float>) -> Played {
