@@ -37,11 +37,11 @@ public func deskaudio_remote_mic_create(
         return nil
     }
     let userData = HostPointer(user_data)
-    var created: RemoteMicrophone?
+    var created: FramePlayer?
     _ = status { () throws(DeskAudioError) in
-        let microphone = try RemoteMicrophone(
-            name: String(cString: name), description: description.map { String(cString: $0) } ?? "",
-            onRecording: { recording in
+        let microphone = try FramePlayer(
+            output: .microphone(name: String(cString: name), description: description.map { String(cString: $0) } ?? ""),
+            onRunning: { recording in
                 let event: deskaudio_remote_mic_event =
                     recording ? .DESKAUDIO_REMOTE_MIC_RECORDING_STARTED : .DESKAUDIO_REMOTE_MIC_RECORDING_STOPPED
                 callback?(event.rawValue, userData.pointer)
@@ -57,7 +57,7 @@ public func deskaudio_remote_mic_create(
 @_cdecl("deskaudio_remote_mic_destroy")
 public func deskaudio_remote_mic_destroy(_ microphone: deskaudio_remote_mic?) {
     guard let microphone else { return }
-    let retained = Unmanaged<RemoteMicrophone>.fromOpaque(UnsafeRawPointer(microphone))
+    let retained = Unmanaged<FramePlayer>.fromOpaque(UnsafeRawPointer(microphone))
     retained.takeUnretainedValue().stop()
     retained.release()
 }
@@ -90,11 +90,12 @@ public func deskaudio_remote_mic_get_stats(
         frames_fed: now.framesFed, frames_refused: now.framesRefused, frames_played: now.buffer.framesPlayed,
         frames_concealed: now.buffer.framesConcealed, frames_late: now.buffer.framesLate,
         frames_inserted: now.buffer.framesInserted, frames_dropped: now.buffer.framesDropped, gaps: now.buffer.gaps,
-        target_delay_ms: Int32(now.targetDelayMs), recorded: now.isRecorded ? 1 : 0)
+        target_delay_ms: Int32(now.targetDelayMs), recorded: now.isRunning ? 1 : 0,
+        delay_p50_ms: Int32(now.delayP50Ms), delay_p99_ms: Int32(now.delayP99Ms))
     return deskaudio_status.DESKAUDIO_OK.rawValue
 }
 
-/// The RemoteMicrophone behind a handle (retained by deskaudio_remote_mic_create()).
-private func remoteMicrophone(_ microphone: deskaudio_remote_mic) -> RemoteMicrophone {
-    Unmanaged<RemoteMicrophone>.fromOpaque(UnsafeRawPointer(microphone)).takeUnretainedValue()
+/// The FramePlayer behind a handle (retained by deskaudio_remote_mic_create()).
+private func remoteMicrophone(_ microphone: deskaudio_remote_mic) -> FramePlayer {
+    Unmanaged<FramePlayer>.fromOpaque(UnsafeRawPointer(microphone)).takeUnretainedValue()
 }

@@ -6,7 +6,7 @@ import DeskAudioC
 struct DeskAudioCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deskaudio",
-        abstract: "Capture this machine's audio with DeskAudio: list devices, record, watch levels.",
+        abstract: "Capture this machine's audio with DeskAudio: list devices, record, watch levels, send and receive.",
         discussion: """
             Captures through PipeWire or PulseAudio (also pipewire-pulse), as a remote-desktop \
             host linking libdeskaudio.so would: 48 kHz stereo, 10 ms Opus frames, zero gate.
@@ -20,8 +20,13 @@ struct DeskAudioCommand: ParsableCommand {
               deskaudio devices --backend pulse       # the PulseAudio API
               deskaudio apps                          # applications playing now
               deskaudio record --only firefox f.opus  # one application only
+              deskaudio send --to viewer.lan:5004     # stream to another machine...
+              deskaudio receive --listen 5004         # ...which plays it
             """,
         version: String(cString: deskaudio_version()!),
-        subcommands: [DevicesCommand.self, AppsCommand.self, RecordCommand.self, MeterCommand.self, DoctorCommand.self]
+        subcommands: [
+            DevicesCommand.self, AppsCommand.self, RecordCommand.self, MeterCommand.self, SendCommand.self,
+            ReceiveCommand.self, DoctorCommand.self,
+        ]
     )
 }

@@ -96,6 +96,10 @@ extension RealServerTests {
 
             var stats = deskaudio_remote_mic_stats()
             #expect(deskaudio_remote_mic_get_stats(microphone, &stats) == 0)
+            // Fed in real time from a thread on this machine: no network jitter to cover.
+            #expect(
+                stats.delay_p50_ms > 0 && stats.delay_p99_ms >= stats.delay_p50_ms && stats.delay_p99_ms <= 40,
+                "delay p50 \(stats.delay_p50_ms) ms, p99 \(stats.delay_p99_ms) ms")
             let started = events.all.first { $0.event == deskaudio_remote_mic_event.DESKAUDIO_REMOTE_MIC_RECORDING_STARTED.rawValue }
             #expect(started.map { $0.at.timeIntervalSince(recordStarted) < 1 } == true, "started: \(events.all)")
             #expect(
@@ -106,7 +110,8 @@ extension RealServerTests {
             print(
                 "measured: remote microphone: pw-record heard 440 Hz at \(level) dBFS, \(broken) broken 10 ms blocks; "
                     + "fed \(stats.frames_fed), played \(stats.frames_played), concealed \(stats.frames_concealed), "
-                    + "inserted \(stats.frames_inserted), dropped \(stats.frames_dropped), target \(stats.target_delay_ms) ms; "
+                    + "inserted \(stats.frames_inserted), dropped \(stats.frames_dropped), target \(stats.target_delay_ms) ms, "
+                    + "delay p50 \(stats.delay_p50_ms) ms, p99 \(stats.delay_p99_ms) ms; "
                     + "recording started \(Int((started?.at.timeIntervalSince(recordStarted) ?? -1) * 1000)) ms after "
                     + "pw-record, stopped \(Int(stoppedAfterMs)) ms after it ended; whole-sink capture: 440 Hz \(echo) dBFS")
 

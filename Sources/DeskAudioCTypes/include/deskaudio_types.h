@@ -87,6 +87,10 @@ typedef struct deskaudio_remote_mic_stats {
     int32_t target_delay_ms;
     /** 1 while an application records from the microphone, else 0. */
     int32_t recorded;
+    /** How long the frames played so far waited between being fed and being played, ms: median. */
+    int32_t delay_p50_ms;
+    /** The same, 99th percentile. */
+    int32_t delay_p99_ms;
 } deskaudio_remote_mic_stats;
 
 /**

@@ -2,14 +2,16 @@ import CPipeWire
 import DeskAudioShim
 import Glibc
 
-/// The remote microphone on PipeWire: an output stream whose node is an `Audio/Source` of its
-/// own (no session manager links it anywhere; applications record from it by name, or as the
-/// default source if the user makes it one). Its process callback, on PipeWire's real-time
-/// data thread, asks `render` for exactly what the graph wants: no allocation, no lock. The
-/// node runs while something records from it: `onRunning` is told (on the loop thread) when it
-/// starts and stops. It goes with the connection: on `stop`, or when the process ends however
-/// it ends.
-final class PipeWireRemoteSource {
+/// A `FramePlayer`'s output on PipeWire: an output stream that is either a microphone, a node
+/// of class `Audio/Source` of its own (no session manager links it anywhere; applications
+/// record from it by name, or as the default source if the user makes it one), or a playback
+/// stream the session manager links to the default sink. Its process callback, on
+/// PipeWire's real-time data thread, asks `render` for exactly what the graph wants: no
+/// allocation, no lock. The node runs while something records from it (the microphone) or
+/// while the sink plays: `onRunning` is told (on the loop thread) when it starts and stops.
+/// It goes with the connection: on `stop`, or when the process ends however it ends.
+final class PipeWireOutputStream {
+    private let asMicrophone: Bool
     private let name: String
     private let description: String
     private let render: (UnsafeMutableBufferPointer<Float>) -> Void
@@ -19,10 +21,12 @@ final class PipeWireRemoteSource {
     private let events: UnsafeMutablePointer<pw_stream_events>
     private let listener: UnsafeMutablePointer<spa_hook>
 
+    /// A microphone (`asMicrophone`) or a playback stream, with node name `name`.
     init(
-        name: String, description: String, render: @escaping (UnsafeMutableBufferPointer<Float>) -> Void,
-        onRunning: @escaping (Bool) -> Void
+        asMicrophone: Bool, name: String, description: String,
+        render: @escaping (UnsafeMutableBufferPointer<Float>) -> Void, onRunning: @escaping (Bool) -> Void
     ) {
+        self.asMicrophone = asMicrophone
         self.name = name
         self.description = description
         self.render = render
@@ -31,13 +35,13 @@ final class PipeWireRemoteSource {
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
         events.pointee.state_changed = { data, old, new, _ in
-            let source = Unmanaged<PipeWireRemoteSource>.fromOpaque(data!).takeUnretainedValue()
+            let source = Unmanaged<PipeWireOutputStream>.fromOpaque(data!).takeUnretainedValue()
             if new == PW_STREAM_STATE_STREAMING { source.onRunning(true) }
             if old == PW_STREAM_STATE_STREAMING { source.onRunning(false) }
             source.connection?.signal()
         }
         events.pointee.process = { data in
-            Unmanaged<PipeWireRemoteSource>.fromOpaque(data!).takeUnretainedValue().fill()
+            Unmanaged<PipeWireOutputStream>.fromOpaque(data!).takeUnretainedValue().fill()
         }
         listener = .allocate(capacity: 1)
         listener.initialize(to: spa_hook())
@@ -49,30 +53,33 @@ final class PipeWireRemoteSource {
         listener.deallocate()
     }
 
-    /// Connects and puts the source on the server; returns once the server has it.
+    /// Connects and puts the stream on the server; returns once the server has it.
     func start(timeoutMs: Int) throws(DeskAudioError) {
-        let newConnection = try PipeWireConnection(name: "deskaudio-remote-mic", realTime: true)
+        let what = asMicrophone ? "the remote microphone" : "the playback stream"
+        let newConnection = try PipeWireConnection(name: asMicrophone ? "deskaudio-remote-mic" : "deskaudio-player", realTime: true)
         connection = newConnection
         newConnection.lock()
         do throws(DeskAudioError) {
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
             let properties = pw_properties_new_string(
-                "media.type=Audio media.class=Audio/Source media.role=Communication node.latency=480/48000 "
-                    + "node.want-driver=true application.name=DeskAudio")
+                (asMicrophone
+                    ? "media.class=Audio/Source media.role=Communication node.want-driver=true "
+                    : "media.category=Playback media.role=Communication ")
+                    + "media.type=Audio node.latency=480/48000 application.name=DeskAudio")
             pw_properties_set(properties, PW_KEY_NODE_NAME, name)
             pw_properties_set(properties, PW_KEY_NODE_DESCRIPTION, description)
-            guard let newStream = pw_stream_new(newConnection.core, "DeskAudio remote microphone", properties) else {
+            guard let newStream = pw_stream_new(newConnection.core, description, properties) else {
                 throw .outOfResources("cannot create a PipeWire stream: \(PipeWireConnection.errnoText())")
             }
             stream = newStream
             pw_stream_add_listener(newStream, listener, events, Unmanaged.passUnretained(self).toOpaque())
             let flags = PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue
+                | (asMicrophone ? 0 : PW_STREAM_FLAG_AUTOCONNECT.rawValue)
             let result = PipeWireStereoInput.connect(newStream, flags: flags, direction: SPA_DIRECTION_OUTPUT)
             guard result >= 0 else {
-                throw .streamFailed("PipeWire refused the remote microphone: \(String(cString: strerror(-result)))")
+                throw .streamFailed("PipeWire refused \(what): \(String(cString: strerror(-result)))")
             }
-            try newConnection.waitUntilAccepted(
-                newStream, "the remote microphone", deadline: &deadline, timeoutMs: timeoutMs)
+            try newConnection.waitUntilAccepted(newStream, what, deadline: &deadline, timeoutMs: timeoutMs)
             newConnection.unlock()
         } catch {
             newConnection.unlock()

@@ -1,0 +1,172 @@
+import Glibc
+import Synchronization
+
+/// AudioFrames that arrive from the network played on this machine, through a `JitterBuffer`:
+/// as a microphone applications record from (the viewer's microphone on the host; on
+/// PipeWire an `Audio/Source` node of its own: it is a source, never played to a sink, so no
+/// capture of app audio hears it), or on the default sink's speakers (the viewer playing the
+/// host's sound: `deskaudio receive`). The buffer lives on the server's real-time thread;
+/// frames reach it through a `FrameInbox`, so feeding never blocks that thread. `onRunning`
+/// is told when the output starts running (true: for a microphone, the first application
+/// started recording from it) and when it stops (the last one stopped), on the connection's
+/// thread, so a host can ask the viewer to open or close its microphone.
+public final class FramePlayer: @unchecked Sendable {
+    /// Where the frames play.
+    public enum Output: Sendable {
+        /// A microphone named `name` (a node name: letters, digits, `_-.`), shown as
+        /// `description`.
+        case microphone(name: String, description: String)
+        /// This machine's default sink.
+        case speakers
+    }
+
+    /// What the jitter buffer has done so far.
+    public struct Stats: Equatable, Sendable {
+        /// Frames fed and taken (parsed; the inbox had room).
+        public var framesFed: UInt64
+        /// Frames refused because 640 ms were already waiting (nothing records from it).
+        public var framesRefused: UInt64
+        /// The jitter buffer's counts.
+        public var buffer: JitterBuffer.Counters
+        /// The delay it aims at now, ms.
+        public var targetDelayMs: Int
+        /// True while the output runs (for a microphone: while an application records from it).
+        public var isRunning: Bool
+        /// How long the frames played so far waited between being fed and being played, ms:
+        /// the median and the 99th percentile (0 before any).
+        public var delayP50Ms: Int
+        public var delayP99Ms: Int
+        /// Peak and RMS level of what was played over the last second (linear, 0...1).
+        public var peak: Float
+        public var rms: Float
+    }
+
+    /// A frame waiting longer than this when the player first takes it is old news: dropped.
+    static let staleNs: UInt64 = 500_000_000
+    /// A gap this long between two renders means the output was paused.
+    static let pauseNs: UInt64 = 200_000_000
+
+    /// Where the frames play.
+    public let output: Output
+    private let inbox = FrameInbox()
+    private let buffer: JitterBuffer
+    private let carry: UnsafeMutableBufferPointer<Float>
+    private var lastRenderNs: UInt64 = 0
+    private var carried = 0  // floats of `carry` not played yet (from its end)
+    private let fed = Atomic<UInt64>(0)
+    private let running = Atomic<Bool>(false)
+    // What the player thread publishes after each render: the jitter buffer's counts and the
+    // delay percentiles.
+    private let published = LockedValue((counters: JitterBuffer.Counters(), p50: 0, p99: 0))
+    private var delays = DelayHistogram()
+    private let levels = LevelMeter()
+    private let target = Atomic<Int>(2)
+    private var stream: PipeWireOutputStream?
+    private let onRunning: @Sendable (Bool) -> Void
+
+    /// A player for `output`; not yet on the server: call `start`. Throws `.invalidArgument`
+    /// for a bad microphone name.
+    public init(output: Output, onRunning: @escaping @Sendable (Bool) -> Void) throws(DeskAudioError) {
+        if case .microphone(let name, _) = output {
+            guard !name.isEmpty, name.count <= 64,
+                name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) })
+            else {
+                throw .invalidArgument("remote microphone name \"\(name)\": 1 to 64 of letters, digits, _ - .")
+            }
+        }
+        self.output = output
+        self.onRunning = onRunning
+        buffer = try JitterBuffer()
+        carry = .allocate(capacity: AudioFormat.frameFloats)
+        carry.initialize(repeating: 0)
+    }
+
+    deinit {
+        stop()
+        carry.deallocate()
+        delays.deallocate()
+    }
+
+    /// Puts the output on the PipeWire server the process's session points at; it is there
+    /// once this returns. Throws `.noServer` when no PipeWire daemon answers.
+    public func start(timeoutMs: Int = 3000) throws(DeskAudioError) {
+        guard stream == nil else { return }
+        let (asMicrophone, name, description) =
+            switch output {
+            case .microphone(let name, let description): (true, name, description.isEmpty ? name : description)
+            case .speakers: (false, "deskaudio-player", "DeskAudio player")
+            }
+        let newStream = PipeWireOutputStream(
+            asMicrophone: asMicrophone, name: name, description: description,
+            render: { [unowned self] output in render(into: output) },
+            onRunning: { [unowned self] isRunning in
+                guard running.exchange(isRunning, ordering: .acquiringAndReleasing) != isRunning else { return }
+                onRunning(isRunning)
+            })
+        try newStream.start(timeoutMs: timeoutMs)
+        stream = newStream
+    }
+
+    /// Takes the output off the server; safe to call twice. No `onRunning` call after it
+    /// returns.
+    public func stop() {
+        stream?.stop()
+        stream = nil
+    }
+
+    /// Any thread: one AudioFrame as it arrived (now). Throws what
+    /// `JitterBuffer.playableFrame` throws (the parser's error, or `.notSupported` for a frame
+    /// that is not 10 ms of 48 kHz stereo) and takes nothing; returns false when it was
+    /// dropped because 640 ms are already waiting.
+    @discardableResult
+    public func feed(_ bytes: UnsafeRawBufferPointer) throws(DeskAudioError) -> Bool {
+        _ = try JitterBuffer.playableFrame(bytes)
+        guard inbox.put(bytes, arrivalNs: MonotonicClock.nowNs()) else { return false }
+        fed.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// Counts so far.
+    public var stats: Stats {
+        let now = published.withLock { $0 }
+        return Stats(
+            framesFed: fed.load(ordering: .relaxed), framesRefused: inbox.refusedFrames,
+            buffer: now.counters, targetDelayMs: target.load(ordering: .relaxed) * 10,
+            isRunning: running.load(ordering: .acquiring), delayP50Ms: now.p50, delayP99Ms: now.p99,
+            peak: levels.peak, rms: levels.rms)
+    }
+
+    /// The player's real-time thread: fills `output` (interleaved stereo) from the jitter
+    /// buffer, 10 ms pulled at a time; what a pull leaves over plays first next time.
+    func render(into output: UnsafeMutableBufferPointer<Float>) {
+        let now = MonotonicClock.nowNs()
+        // The output was paused (nothing recorded): what the buffer held is old news, and
+        // what waits in the inbox plays from the target delay behind the newest.
+        if lastRenderNs != 0 && now &- lastRenderNs > FramePlayer.pauseNs {
+            buffer.pause()
+            carried = 0
+        }
+        lastRenderNs = now
+        inbox.drain { frame, arrival in
+            guard now &- arrival < FramePlayer.staleNs else { return }
+            try? buffer.insert(frame, arrivalNs: arrival)
+        }
+        var filled = 0
+        while filled < output.count {
+            if carried == 0 {
+                if case .frame(_, let delayNs) = buffer.pull(into: carry, nowNs: now) { delays.add(delayNs) }
+                carried = carry.count
+            }
+            let count = min(carried, output.count - filled)
+            let from = carry.count - carried
+            UnsafeMutableBufferPointer(rebasing: output[filled..<(filled + count)])
+                .update(fromContentsOf: UnsafeBufferPointer(rebasing: carry[from..<(from + count)]))
+            carried -= count
+            filled += count
+        }
+        levels.measure(UnsafeBufferPointer(output))
+        target.store(buffer.targetFrames, ordering: .relaxed)
+        // A lock the host's stats call may hold: tried, never waited for.
+        _ = published.tryWithLock { $0 = (buffer.counters, delays.percentileMs(0.5), delays.percentileMs(0.99)) }
+    }
+}

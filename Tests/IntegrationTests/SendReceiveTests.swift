@@ -1,0 +1,164 @@
+import DeskAudio
+import DeskAudioC
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+extension RealServerTests {
+    /// `deskaudio send` → a seeded UDP relay → `deskaudio receive`, on loopback, as two
+    /// machines would run them: the tone played on the sender's sink, recorded by pw-record
+    /// from the receiver's microphone (or captured from its speakers), decoded and checked.
+    @Suite struct SendReceiveTests {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-udp-\(UUID())")
+
+        init() throws {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+
+        /// The number after `label` in `text` ("delay p50 12 ms" → 12 for "p50").
+        static func number(after label: String, in text: String) -> Int? {
+            guard let range = text.range(of: label + " ") else { return nil }
+            return Int(text[range.upperBound...].prefix { $0.isNumber })
+        }
+
+        /// Levels of the left channel's 10 ms blocks, dBFS.
+        static func blockLevels(_ left: ArraySlice<Float>) -> [Double] {
+            stride(from: left.startIndex, to: left.endIndex - 480, by: 480).map {
+                SignalAnalysis.rmsDecibels(Array(left[$0..<($0 + 480)]))
+            }
+        }
+
+        @Test(arguments: [(jitterMs: 30.0, loss: 0.05), (jitterMs: 0.0, loss: 0.0)])
+        func theToneSentThroughTheRelayIsRecordedFromTheRemoteMicrophone(jitterMs: Double, loss: Double) throws {
+            let name = "deskaudio_udp_mic"
+            let receivePort = try UDPRelay.freePort()
+            let relay = try UDPRelay(target: receivePort, jitterMs: jitterMs, loss: loss, seed: 11)
+            let (receiver, receiverOutput, receiverErrors) = try ExternalTools.start(
+                [commandLineTool, "receive", "--listen", "\(receivePort)", "--as-mic", name, "--seconds", "10"])
+            defer { if receiver.isRunning { kill(receiver.processIdentifier, SIGKILL) } }
+            #expect(
+                waitUntil(seconds: 3) { (try? RemoteMicTests.sources())?.contains(name) == true },
+                "the microphone is there")
+            let (sender, senderOutput, _) = try ExternalTools.start(
+                [commandLineTool, "send", "--to", "127.0.0.1:\(relay.port)", "--seconds", "9"])
+            Thread.sleep(forTimeInterval: 0.5)
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 8)
+            // Past the tone's start and the buffer's first adjustments: 4 s from the microphone.
+            Thread.sleep(forTimeInterval: 2.5)
+            let file = directory.appendingPathComponent("mic.wav").path
+            let recorder = try ExternalTools.run(
+                ["timeout", "-s", "INT", "4", "pw-record", "--target", name, "--rate", "48000", "--channels", "2",
+                 "--format", "s16", file])
+            #expect(recorder.status == 0 || recorder.status == 124, "pw-record: \(recorder.error)")
+            player.waitUntilExit()
+            sender.waitUntilExit()
+            receiver.waitUntilExit()
+            let (relayed, dropped, longestDropRun) = relay.stop()
+            let summary = String(decoding: receiverOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let sent = String(decoding: senderOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let progress = String(decoding: receiverErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(receiver.terminationStatus == 0 && sender.terminationStatus == 0, "\(progress)")
+
+            let left = SignalAnalysis.left(try ExternalTools.readWav16(file)[...])
+            let steady = left[min(left.count, 24_000)..<max(min(left.count, 24_000), left.count - 4_800)]
+            #expect(steady.count >= 48_000 * 3, "pw-record wrote \(left.count) samples")
+            let level = SignalAnalysis.medianBlockLevel(steady, frequency: 1000)
+            #expect(abs(level - halfScaleSineLevel) <= 1, "the tone at \(level) dBFS")
+            // No gap: no run of 10 ms blocks 6 dB under the tone longer than one concealed run:
+            // the most frames the relay dropped in a row, plus one inserted while a frame was late.
+            var longestRun = 0
+            var run = 0
+            for block in Self.blockLevels(steady) {
+                run = block < halfScaleSineLevel - 6 ? run + 1 : 0
+                longestRun = max(longestRun, run)
+            }
+            #expect(longestRun <= longestDropRun + 1, "\(longestRun) quiet 10 ms blocks in a row, \(longestDropRun) dropped")
+            let p50 = try #require(Self.number(after: "p50", in: summary), "\(summary)")
+            let p99 = try #require(Self.number(after: "p99", in: summary), "\(summary)")
+            #expect(p99 <= (jitterMs == 0 ? 30 : 80), "delay p99 \(p99) ms")
+            #expect(Self.number(after: "lost", in: summary) == dropped, "the loss counted is the relay's: \(summary)")
+            print(
+                "measured: send → relay (5 ms + 0..\(Int(jitterMs)) ms, \(Int(loss * 100)) % loss, seed 11: \(relayed) relayed, "
+                    + "\(dropped) dropped, at most \(longestDropRun) in a row) → receive --as-mic → pw-record: 1 kHz at \(level) dBFS, longest quiet run "
+                    + "\(longestRun) blocks; delay arrival→source p50 \(p50) ms, p99 \(p99) ms; \(summary.trimmingCharacters(in: .whitespacesAndNewlines)); "
+                    + sent.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+
+        @Test func receiveOnTheSpeakersPlaysWhatSendCapturedElsewhere() throws {
+            // The sender captures deskaudio_other's monitor; the receiver plays on the default
+            // sink, which the host's whole-sink capture hears.
+            let receivePort = try UDPRelay.freePort()
+            let (receiver, receiverOutput, _) = try ExternalTools.start(
+                [commandLineTool, "receive", "--listen", "\(receivePort)", "--seconds", "6"])
+            defer { if receiver.isRunning { kill(receiver.processIdentifier, SIGKILL) } }
+            Thread.sleep(forTimeInterval: 0.5)
+            let (speakers, heard) = try MuteHostTests.speakers()
+            defer { deskaudio_capture_destroy(speakers) }
+            let (sender, _, _) = try ExternalTools.start(
+                [commandLineTool, "send", "--to", "[::1]:\(receivePort)", "--device", "deskaudio_other", "--seconds", "5"])
+            Thread.sleep(forTimeInterval: 0.5)
+            let player = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 3, device: "deskaudio_other")
+            player.waitUntilExit()
+            sender.waitUntilExit()
+            receiver.waitUntilExit()
+            #expect(deskaudio_capture_enable(speakers, false, false) == 0)
+            let summary = String(decoding: receiverOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let left = SignalAnalysis.left(try heard.decoded()[...])
+            let blocks = Self.blockLevels(left[...])
+            let loud = blocks.indices.filter { blocks[$0] > quietSineLevel - 6 }
+            let first = try #require(loud.first, "the speakers never played the tone: \(summary)")
+            let last = try #require(loud.last)
+            let level = SignalAnalysis.medianBlockLevel(left[((first + 20) * 480)..<((last - 10) * 480)], frequency: 440)
+            #expect(abs(level - quietSineLevel) <= 1, "440 Hz on the speakers at \(level) dBFS")
+            #expect((280...320).contains(last - first + 1), "3 s of tone: \(last - first + 1) blocks")
+            print("measured: send --device deskaudio_other → receive (speakers) → whole-sink capture: 440 Hz at \(level) dBFS, "
+                + "\(last - first + 1) blocks; \(summary.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+
+        @Test func aKilledReceiversMicrophoneIsGoneWithinASecond() throws {
+            let name = "deskaudio_killed_mic"
+            let (receiver, _, _) = try ExternalTools.start(
+                [commandLineTool, "receive", "--listen", "\(try UDPRelay.freePort())", "--as-mic", name])
+            defer { if receiver.isRunning { kill(receiver.processIdentifier, SIGKILL) } }
+            #expect(waitUntil(seconds: 3) { (try? RemoteMicTests.sources())?.contains(name) == true })
+            let killedAt = MonotonicClock.nowNs()
+            kill(receiver.processIdentifier, SIGKILL)
+            let gone = waitUntil(seconds: 1) { (try? RemoteMicTests.sources())?.contains(name) == false }
+            let goneMs = Double(MonotonicClock.nowNs() - killedAt) / 1e6
+            #expect(gone, "still listed \(goneMs) ms after kill -9")
+            print("measured: receive --as-mic killed with SIGKILL: the source gone from pactl after \(Int(goneMs)) ms")
+        }
+
+        @Test func sendAndReceiveFailClearlyOnBadInput() throws {
+            let badAddress = try ExternalTools.run([commandLineTool, "send", "--to", "nowhere", "--seconds", "1"])
+            #expect(badAddress.status != 0 && badAddress.error.contains("is not HOST:PORT"), "\(badAddress.error)")
+            let badName = try ExternalTools.run(
+                [commandLineTool, "receive", "--listen", "\(try UDPRelay.freePort())", "--as-mic", "has space", "--seconds", "1"])
+            #expect(badName.status != 0 && badName.error.contains("1 to 64 of letters"), "\(badName.error)")
+            // Garbage datagrams are counted as refused; the receiver goes on.
+            let port = try UDPRelay.freePort()
+            let (receiver, output, errors) = try ExternalTools.start(
+                [commandLineTool, "receive", "--listen", "\(port)", "--seconds", "1.5"])
+            Thread.sleep(forTimeInterval: 0.5)
+            let probe = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            defer { close(probe) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            let garbage = [UInt8](repeating: 7, count: 40)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(probe, garbage, garbage.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            receiver.waitUntilExit()
+            let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(receiver.terminationStatus == 0)
+            #expect(summary.hasPrefix("received 1 packets (1 refused)"), "\(summary)")
+            #expect(progress.contains("not a playable AudioFrame"), "\(progress)")
+        }
+    }
+}
