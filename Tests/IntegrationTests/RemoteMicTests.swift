@@ -7,7 +7,7 @@ import Testing
 
 extension RealServerTests {
     /// The viewer's microphone on the host (deskaudio_remote_mic_*, PipeWire): frames from a
-    /// viewer's encoder, fed in real time, recorded by pw-record from the new source, decoded
+    /// viewer's encoder, fed in real time, recorded by pw-record or parecord from the new source, decoded
     /// and checked; the record start/stop events; the whole-sink capture hears none of it.
     @Suite struct RemoteMicTests {
         /// The events a remote microphone reports, with when they came.
@@ -47,12 +47,37 @@ extension RealServerTests {
             return thread
         }
 
-        static func sources() throws -> [String] {
-            try ExternalTools.run(["pactl", "list", "short", "sources"]).output.split(separator: "\n")
-                .map { String($0.split(separator: "\t")[1]) }
+        /// The sources `pactl` lists (of the server `environment` points at).
+        static func sources(environment: [String: String] = [:]) throws -> [String] {
+            try ExternalTools.run(["pactl", "list", "short", "sources"], environment: environment).output
+                .split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
         }
 
-        @Test func aRecorderHearsTheViewersToneAndTheHostIsTold() throws {
+        /// Records `seconds` of the source `name` into the WAV file `path` (s16, 48 kHz stereo)
+        /// the way an application would: pw-record on PipeWire, parecord on PulseAudio.
+        static func record(
+            _ name: String, seconds: Double, into path: String, server: String, environment: [String: String]
+        ) throws -> ExternalTools.Outcome {
+            try ExternalTools.run(
+                ["timeout", "-s", "INT", "\(seconds)"]
+                    + (server == "pipewire"
+                        ? ["pw-record", "--target", name, "--rate", "48000", "--channels", "2", "--format", "s16"]
+                        : ["parecord", "--device=\(name)", "--rate=48000", "--channels=2", "--format=s16le", "--file-format=wav"])
+                    + [path], environment: environment)
+        }
+
+        /// On PipeWire (a node of its own, recorded with pw-record) and on a plain PulseAudio
+        /// daemon (a source remapped from a sink of its own, recorded with parecord).
+        @Test(arguments: ["pipewire", "pulseaudio"])
+        func aRecorderHearsTheViewersToneAndTheHostIsTold(server: String) throws {
+            if server == "pulseaudio" {
+                try withPlainPulseAudio { try recordTheViewersTone(server: server, environment: $0) }
+            } else {
+                try recordTheViewersTone(server: server, environment: [:])
+            }
+        }
+
+        func recordTheViewersTone(server: String, environment: [String: String]) throws {
             let name = "deskaudio_remote_test"
             let events = Events()
             let microphone = try #require(
@@ -60,9 +85,9 @@ extension RealServerTests {
                 "\(AppRoutingTests.lastError())")
             var destroyed = false
             defer { if !destroyed { deskaudio_remote_mic_destroy(microphone) } }
-            #expect(waitUntil(seconds: 2) { (try? Self.sources())?.contains(name) == true }, "a source applications see")
+            #expect(waitUntil(seconds: 2) { (try? Self.sources(environment: environment))?.contains(name) == true }, "a source applications see")
             // The host's whole-sink capture, running meanwhile: the microphone must not be in it.
-            let (speakers, heard) = try MuteHostTests.speakers()
+            let (speakers, heard) = try MuteHostTests.speakers(server == "pipewire" ? "pipewire" : "pulse")
             defer { deskaudio_capture_destroy(speakers) }
 
             let viewer = Self.viewer(feeding: microphone, seconds: 4)
@@ -70,11 +95,9 @@ extension RealServerTests {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-remote-\(getpid()).wav")
             defer { try? FileManager.default.removeItem(at: file) }
             let recordStarted = Date()
-            let recorder = try ExternalTools.run(
-                ["timeout", "-s", "INT", "2.5", "pw-record", "--target", name, "--rate", "48000", "--channels", "2",
-                 "--format", "s16", file.path])
+            let recorder = try Self.record(name, seconds: 2.5, into: file.path, server: server, environment: environment)
             let recordEnded = Date()
-            #expect(recorder.status == 0 || recorder.status == 124, "pw-record: \(recorder.error)")
+            #expect(recorder.status == 0 || recorder.status == 124, "recorder: \(recorder.error)")
             while viewer.isExecuting { Thread.sleep(forTimeInterval: 0.05) }
             #expect(deskaudio_capture_enable(speakers, false, false) == 0)
 
@@ -108,16 +131,18 @@ extension RealServerTests {
                 }, "stopped: \(events.all)")
             let stoppedAfterMs = (events.all.last?.at.timeIntervalSince(recordEnded) ?? -1) * 1000
             print(
-                "measured: remote microphone: pw-record heard 440 Hz at \(level) dBFS, \(broken) broken 10 ms blocks; "
+                "measured: remote microphone (\(server)): the recorder heard 440 Hz at \(level) dBFS, \(broken) broken 10 ms blocks; "
                     + "fed \(stats.frames_fed), played \(stats.frames_played), concealed \(stats.frames_concealed), "
                     + "inserted \(stats.frames_inserted), dropped \(stats.frames_dropped), target \(stats.target_delay_ms) ms, "
                     + "delay p50 \(stats.delay_p50_ms) ms, p99 \(stats.delay_p99_ms) ms; "
                     + "recording started \(Int((started?.at.timeIntervalSince(recordStarted) ?? -1) * 1000)) ms after "
-                    + "pw-record, stopped \(Int(stoppedAfterMs)) ms after it ended; whole-sink capture: 440 Hz \(echo) dBFS")
+                    + "the recorder, stopped \(Int(stoppedAfterMs)) ms after it ended; whole-sink capture: 440 Hz \(echo) dBFS")
 
             deskaudio_remote_mic_destroy(microphone)
             destroyed = true
-            #expect(waitUntil(seconds: 1) { (try? Self.sources())?.contains(name) == false }, "gone with destroy")
+            #expect(
+                waitUntil(seconds: 1) { (try? Self.sources(environment: environment))?.contains(name) == false },
+                "gone with destroy")
         }
 
         @Test func badNamesAndFramesAreRefusedClearly() throws {

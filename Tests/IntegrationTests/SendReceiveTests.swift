@@ -8,7 +8,8 @@ import Testing
 extension RealServerTests {
     /// `deskaudio send` → a seeded UDP relay → `deskaudio receive`, on loopback, as two
     /// machines would run them: the tone played on the sender's sink, recorded by pw-record
-    /// from the receiver's microphone (or captured from its speakers), decoded and checked.
+    /// (parecord on plain PulseAudio) from the receiver's microphone (or captured from its
+    /// speakers), decoded and checked.
     @Suite struct SendReceiveTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-udp-\(UUID())")
 
@@ -29,28 +30,38 @@ extension RealServerTests {
             }
         }
 
-        @Test(arguments: [(jitterMs: 30.0, loss: 0.05), (jitterMs: 0.0, loss: 0.0)])
-        func theToneSentThroughTheRelayIsRecordedFromTheRemoteMicrophone(jitterMs: Double, loss: Double) throws {
+        @Test(arguments: [
+            (jitterMs: 30.0, loss: 0.05, server: "pipewire"), (jitterMs: 0.0, loss: 0.0, server: "pipewire"),
+            (jitterMs: 30.0, loss: 0.05, server: "pulseaudio"),
+        ])
+        func theToneSentThroughTheRelayIsRecordedFromTheRemoteMicrophone(jitterMs: Double, loss: Double, server: String) throws {
+            if server == "pulseaudio" {
+                try withPlainPulseAudio { try relayTheTone(jitterMs: jitterMs, loss: loss, server: server, environment: $0) }
+            } else {
+                try relayTheTone(jitterMs: jitterMs, loss: loss, server: server, environment: [:])
+            }
+        }
+
+        func relayTheTone(jitterMs: Double, loss: Double, server: String, environment: [String: String]) throws {
             let name = "deskaudio_udp_mic"
             let receivePort = try UDPRelay.freePort()
             let relay = try UDPRelay(target: receivePort, jitterMs: jitterMs, loss: loss, seed: 11)
             let (receiver, receiverOutput, receiverErrors) = try ExternalTools.start(
-                [commandLineTool, "receive", "--listen", "\(receivePort)", "--as-mic", name, "--seconds", "10"])
+                [commandLineTool, "receive", "--listen", "\(receivePort)", "--as-mic", name, "--seconds", "10"],
+                environment: environment)
             defer { if receiver.isRunning { kill(receiver.processIdentifier, SIGKILL) } }
             #expect(
-                waitUntil(seconds: 3) { (try? RemoteMicTests.sources())?.contains(name) == true },
+                waitUntil(seconds: 3) { (try? RemoteMicTests.sources(environment: environment))?.contains(name) == true },
                 "the microphone is there")
             let (sender, senderOutput, _) = try ExternalTools.start(
-                [commandLineTool, "send", "--to", "127.0.0.1:\(relay.port)", "--seconds", "9"])
+                [commandLineTool, "send", "--to", "127.0.0.1:\(relay.port)", "--seconds", "9"], environment: environment)
             Thread.sleep(forTimeInterval: 0.5)
-            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 8)
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 8, environment: environment)
             // Past the tone's start and the buffer's first adjustments: 4 s from the microphone.
             Thread.sleep(forTimeInterval: 2.5)
             let file = directory.appendingPathComponent("mic.wav").path
-            let recorder = try ExternalTools.run(
-                ["timeout", "-s", "INT", "4", "pw-record", "--target", name, "--rate", "48000", "--channels", "2",
-                 "--format", "s16", file])
-            #expect(recorder.status == 0 || recorder.status == 124, "pw-record: \(recorder.error)")
+            let recorder = try RemoteMicTests.record(name, seconds: 4, into: file, server: server, environment: environment)
+            #expect(recorder.status == 0 || recorder.status == 124, "recorder: \(recorder.error)")
             player.waitUntilExit()
             sender.waitUntilExit()
             receiver.waitUntilExit()
@@ -80,7 +91,7 @@ extension RealServerTests {
             #expect(Self.number(after: "lost", in: summary) == dropped, "the loss counted is the relay's: \(summary)")
             print(
                 "measured: send → relay (5 ms + 0..\(Int(jitterMs)) ms, \(Int(loss * 100)) % loss, seed 11: \(relayed) relayed, "
-                    + "\(dropped) dropped, at most \(longestDropRun) in a row) → receive --as-mic → pw-record: 1 kHz at \(level) dBFS, longest quiet run "
+                    + "\(dropped) dropped, at most \(longestDropRun) in a row) → receive --as-mic → \(server == "pipewire" ? "pw-record" : "parecord (plain PulseAudio)"): 1 kHz at \(level) dBFS, longest quiet run "
                     + "\(longestRun) blocks; delay arrival→source p50 \(p50) ms, p99 \(p99) ms; \(summary.trimmingCharacters(in: .whitespacesAndNewlines)); "
                     + sent.trimmingCharacters(in: .whitespacesAndNewlines))
         }
@@ -128,6 +139,39 @@ extension RealServerTests {
             let goneMs = Double(MonotonicClock.nowNs() - killedAt) / 1e6
             #expect(gone, "still listed \(goneMs) ms after kill -9")
             print("measured: receive --as-mic killed with SIGKILL: the source gone from pactl after \(Int(goneMs)) ms")
+        }
+
+        /// On a plain PulseAudio daemon the microphone is two modules, which outlive a killed
+        /// process; the next start of a microphone (or a capture) on that server unloads them.
+        @Test func aKilledReceiversMicrophoneOnPulseAudioIsRemovedByTheNextStart() throws {
+            try withPlainPulseAudio { environment in
+                let name = "deskaudio_killed_pulse_mic"
+                let sources = { (try? RemoteMicTests.sources(environment: environment)) ?? [] }
+                let (killed, _, _) = try ExternalTools.start(
+                    [commandLineTool, "receive", "--listen", "\(try UDPRelay.freePort())", "--as-mic", name],
+                    environment: environment)
+                defer { if killed.isRunning { kill(killed.processIdentifier, SIGKILL) } }
+                #expect(waitUntil(seconds: 3) { sources().contains(name) })
+                kill(killed.processIdentifier, SIGKILL)
+                killed.waitUntilExit()
+                Thread.sleep(forTimeInterval: 1)
+                let leftOver = sources().contains(name)
+                let startedAt = MonotonicClock.nowNs()
+                let (next, _, _) = try ExternalTools.start(
+                    [commandLineTool, "receive", "--listen", "\(try UDPRelay.freePort())", "--as-mic", "deskaudio_next_mic",
+                     "--seconds", "3"], environment: environment)
+                defer { if next.isRunning { kill(next.processIdentifier, SIGKILL) } }
+                #expect(waitUntil(seconds: 3) { sources().contains("deskaudio_next_mic") })
+                let repairedMs = Double(MonotonicClock.nowNs() - startedAt) / 1e6
+                #expect(!sources().contains(name), "the killed receiver's microphone is still there")
+                let modules = try ExternalTools.run(["pactl", "list", "short", "modules"], environment: environment).output
+                #expect(modules.components(separatedBy: "deskaudio_remotemic_").count == 3, "only the next one's two modules: \(modules)")
+                next.waitUntilExit()
+                #expect(waitUntil(seconds: 1) { !sources().contains("deskaudio_next_mic") }, "the next one cleans up after itself")
+                print(
+                    "measured: plain PulseAudio, receive --as-mic killed with SIGKILL: source still listed 1 s later: \(leftOver); "
+                        + "gone once the next receive --as-mic was up, \(Int(repairedMs)) ms after it started")
+            }
         }
 
         @Test func sendAndReceiveFailClearlyOnBadInput() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Runs the command-line tools the integration tests drive: players, decoders, the C example.
 public enum ExternalTools {
@@ -21,6 +22,14 @@ public enum ExternalTools {
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
+        // A child inherits the spawning thread's blocked signals, and a test may run on a
+        // thread an audio library's thread started, with all of them blocked (libpulse's
+        // main loop does that): parecord would then never see the SIGINT that ends it.
+        var all = sigset_t()
+        var previous = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_UNBLOCK, &all, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         try process.run()
         return (process, output, error)
     }

@@ -37,7 +37,10 @@
     X(pa_operation_get_state) \
     X(pa_operation_unref) \
     X(pa_proplist_gets) \
+    X(pa_stream_begin_write) \
+    X(pa_stream_connect_playback) \
     X(pa_stream_connect_record) \
+    X(pa_stream_cork) \
     X(pa_stream_disconnect) \
     X(pa_stream_drop) \
     X(pa_stream_get_device_name) \
@@ -51,7 +54,9 @@
     X(pa_stream_set_moved_callback) \
     X(pa_stream_set_read_callback) \
     X(pa_stream_set_state_callback) \
+    X(pa_stream_set_write_callback) \
     X(pa_stream_unref) \
+    X(pa_stream_write) \
     X(pa_strerror) \
     X(pa_threaded_mainloop_free) \
     X(pa_threaded_mainloop_get_api) \

@@ -4,7 +4,7 @@ import Synchronization
 /// AudioFrames that arrive from the network played on this machine, through a `JitterBuffer`:
 /// as a microphone applications record from (the viewer's microphone on the host; on
 /// PipeWire an `Audio/Source` node of its own: it is a source, never played to a sink, so no
-/// capture of app audio hears it), or on the default sink's speakers (the viewer playing the
+/// capture of app audio hears it; on PulseAudio a source remapped from a sink of its own), or on the default sink's speakers (the viewer playing the
 /// host's sound: `deskaudio receive`). The buffer lives on the server's real-time thread;
 /// frames reach it through a `FrameInbox`, so feeding never blocks that thread. `onRunning`
 /// is told when the output starts running (true: for a microphone, the first application
@@ -61,7 +61,7 @@ public final class FramePlayer: @unchecked Sendable {
     private var delays = DelayHistogram()
     private let levels = LevelMeter()
     private let target = Atomic<Int>(2)
-    private var stream: PipeWireOutputStream?
+    private var stream: FrameOutput?
     private let onRunning: @Sendable (Bool) -> Void
 
     /// A player for `output`; not yet on the server: call `start`. Throws `.invalidArgument`
@@ -87,8 +87,9 @@ public final class FramePlayer: @unchecked Sendable {
         delays.deallocate()
     }
 
-    /// Puts the output on the PipeWire server the process's session points at; it is there
-    /// once this returns. Throws `.noServer` when no PipeWire daemon answers.
+    /// Puts the output on the audio server of the process's session: PipeWire when its
+    /// daemon answers, else PulseAudio. It is there once this returns. Throws `.noServer`
+    /// when neither answers.
     public func start(timeoutMs: Int = 3000) throws(DeskAudioError) {
         guard stream == nil else { return }
         let (asMicrophone, name, description) =
@@ -96,15 +97,26 @@ public final class FramePlayer: @unchecked Sendable {
             case .microphone(let name, let description): (true, name, description.isEmpty ? name : description)
             case .speakers: (false, "deskaudio-player", "DeskAudio player")
             }
-        let newStream = PipeWireOutputStream(
-            asMicrophone: asMicrophone, name: name, description: description,
-            render: { [unowned self] output in render(into: output) },
-            onRunning: { [unowned self] isRunning in
-                guard running.exchange(isRunning, ordering: .acquiringAndReleasing) != isRunning else { return }
-                onRunning(isRunning)
-            })
-        try newStream.start(timeoutMs: timeoutMs)
-        stream = newStream
+        let render: (UnsafeMutableBufferPointer<Float>) -> Void = { [unowned self] output in self.render(into: output) }
+        let onRunning: (Bool) -> Void = { [unowned self] isRunning in
+            guard running.exchange(isRunning, ordering: .acquiringAndReleasing) != isRunning else { return }
+            self.onRunning(isRunning)
+        }
+        let pipeWire = PipeWireOutputStream(
+            asMicrophone: asMicrophone, name: name, description: description, render: render, onRunning: onRunning)
+        do {
+            try pipeWire.start(timeoutMs: timeoutMs)
+            stream = pipeWire
+        } catch .noServer(let pipeWireReason) {
+            let pulseAudio = PulseOutputStream(
+                asMicrophone: asMicrophone, name: name, description: description, render: render, onRunning: onRunning)
+            do {
+                try pulseAudio.start(timeoutMs: timeoutMs)
+            } catch .noServer(let pulseReason) {
+                throw .noServer("\(pipeWireReason); \(pulseReason)")
+            }
+            stream = pulseAudio
+        }
     }
 
     /// Takes the output off the server; safe to call twice. No `onRunning` call after it

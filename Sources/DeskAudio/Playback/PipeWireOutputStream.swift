@@ -10,7 +10,7 @@ import Glibc
 /// allocation, no lock. The node runs while something records from it (the microphone) or
 /// while the sink plays: `onRunning` is told (on the loop thread) when it starts and stops.
 /// It goes with the connection: on `stop`, or when the process ends however it ends.
-final class PipeWireOutputStream {
+final class PipeWireOutputStream: FrameOutput {
     private let asMicrophone: Bool
     private let name: String
     private let description: String
