@@ -58,8 +58,7 @@ final class PipeWireOutputStream: FrameOutput {
         let what = asMicrophone ? "the remote microphone" : "the playback stream"
         let newConnection = try PipeWireConnection(name: asMicrophone ? "deskaudio-remote-mic" : "deskaudio-player", realTime: true)
         connection = newConnection
-        newConnection.lock()
-        do throws(DeskAudioError) {
+        try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
             let properties = pw_properties_new_string(
                 (asMicrophone
@@ -80,11 +79,6 @@ final class PipeWireOutputStream: FrameOutput {
                 throw .streamFailed("PipeWire refused \(what): \(String(cString: strerror(-result)))")
             }
             try newConnection.waitUntilAccepted(newStream, what, deadline: &deadline, timeoutMs: timeoutMs)
-            newConnection.unlock()
-        } catch {
-            newConnection.unlock()
-            stop()
-            throw error
         }
     }
 

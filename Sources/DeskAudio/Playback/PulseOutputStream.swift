@@ -41,8 +41,7 @@ final class PulseOutputStream: FrameOutput {
         let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
         let newConnection = try PulseConnection(deadline: deadline)
         connection = newConnection
-        newConnection.lock()
-        do throws(DeskAudioError) {
+        try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             var device: String?
             if asMicrophone {
                 try PulseNullSink.unloadLeftovers(on: newConnection, deadline: deadline)
@@ -60,11 +59,6 @@ final class PulseOutputStream: FrameOutput {
             }
             try playLocked(to: device, on: newConnection, deadline: deadline)
             if asMicrophone { try watchRecordersLocked(on: newConnection, deadline: deadline) }
-            newConnection.unlock()
-        } catch {
-            newConnection.unlock()
-            stop()
-            throw error
         }
     }
 

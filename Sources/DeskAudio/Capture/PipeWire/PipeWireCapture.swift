@@ -69,8 +69,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         }
         let newConnection = try PipeWireConnection(name: "deskaudio-pipewire", realTime: true)
         connection = newConnection
-        newConnection.lock()
-        do {
+        try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             var deadline = newConnection.deadline(afterMilliseconds: timeoutMs)
             try PipeWireCapture.check(target, on: newConnection, deadline: &deadline)
             if options.ensuresSink, target == .defaultSinkMonitor {
@@ -89,11 +88,6 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             } else if target.deviceName == nil {
                 try watchRelinksLocked(target, on: newConnection)
             }
-            newConnection.unlock()
-        } catch {
-            newConnection.unlock()
-            stop()
-            throw error
         }
     }
 

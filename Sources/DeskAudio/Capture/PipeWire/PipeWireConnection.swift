@@ -5,7 +5,7 @@ import Glibc
 /// A connection to the PipeWire daemon, served by its own `pw_thread_loop`: what a capture
 /// stream and a device query both start from. Callers take the loop lock (`lock()`) around
 /// every call into PipeWire, as the thread loop requires.
-final class PipeWireConnection {
+final class PipeWireConnection: MainLoopLocking {
     /// The thread loop; its lock guards everything below.
     let loop: OpaquePointer
     private var context: OpaquePointer?

@@ -64,8 +64,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
         let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
         let connection = try PulseConnection(deadline: deadline)
         self.connection = connection
-        connection.lock()
-        do throws(DeskAudioError) {
+        try connection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             try connection.complete(
                 pulse.pa_context_get_sink_info_list(connection.context, PulseAppCapture.noteSink, me),
                 until: deadline, what: "the sink list")
@@ -86,11 +85,6 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
             try connection.complete(
                 pulse.pa_context_get_sink_input_info_list(connection.context, PulseAppCapture.consider, me),
                 until: deadline, what: "the sink input list")
-            connection.unlock()
-        } catch {
-            connection.unlock()
-            stop()
-            throw error
         }
     }
 

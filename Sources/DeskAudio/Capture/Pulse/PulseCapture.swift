@@ -46,8 +46,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
         let newConnection = try PulseConnection(deadline: deadline)
         connection = newConnection
-        newConnection.lock()
-        do throws(DeskAudioError) {
+        try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             self.target = target
             resolveTarget()
             try newConnection.wait(until: deadline, what: "the capture device") { resolution != nil }
@@ -64,11 +63,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 resolveTarget()
             }
             watchForFailureLocked(on: newConnection)
-            newConnection.unlock()
-        } catch {
-            newConnection.unlock()
-            stop()
-            throw error
         }
     }
 

@@ -4,7 +4,7 @@ import Glibc
 /// A connection to a PulseAudio server (or pipewire-pulse) through libpulse's asynchronous
 /// API, served by its own `pa_threaded_mainloop`: what a capture stream and a device query
 /// both start from. Callers take the main loop lock (`lock()`) around every libpulse call.
-final class PulseConnection {
+final class PulseConnection: MainLoopLocking {
     /// The main loop; its lock guards the context and everything made on it.
     let mainloop: OpaquePointer
     /// The connected context.
