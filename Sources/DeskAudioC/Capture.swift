@@ -26,14 +26,14 @@ nonisolated(unsafe) let defaultHandle = deskaudio_capture(Unmanaged.passUnretain
 /// Runs `body` on the capture behind `handle`; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
 func withCapture(_ handle: deskaudio_capture?, _ body: (AudioService) -> Int32) -> Int32 {
     guard let handle else { return invalidArgument("capture is NULL") }
-    return body(Unmanaged<AudioService>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue())
+    return body(Handle.object(handle))
 }
 
 /// Creates a stopped capture with default settings and no callbacks; NULL on failure
 /// (deskaudio_last_error() says why). Free it with deskaudio_capture_destroy().
 @_cdecl("deskaudio_capture_create")
 public func deskaudio_capture_create() -> deskaudio_capture? {
-    deskaudio_capture(Unmanaged.passRetained(AudioService()).toOpaque())
+    Handle.retained(AudioService())
 }
 
 /// Stops the capture and frees it; NULL is ignored. Once it returns, none of the capture's
@@ -43,12 +43,11 @@ public func deskaudio_capture_create() -> deskaudio_capture? {
 @_cdecl("deskaudio_capture_destroy")
 public func deskaudio_capture_destroy(_ capture: deskaudio_capture?) {
     guard let capture else { return }
-    let service = Unmanaged<AudioService>.fromOpaque(UnsafeRawPointer(capture))
     // Stopped first: a running capture's threads hold it. From inside its own frame
     // handler it cannot wait for them: the stop runs on a library thread, which then holds
     // the last reference and frees it.
-    try? service.takeUnretainedValue().enable(mic: false, app: false)
-    service.release()
+    try? Handle.object(capture, as: AudioService.self).enable(mic: false, app: false)
+    Handle.release(capture, as: AudioService.self)
 }
 
 /// Starts, changes or stops `capture` so that exactly the requested sources are captured:
@@ -149,7 +148,7 @@ public func deskaudio_set_backend(_ name: UnsafePointer<CChar>?) -> Int32 {
 @_cdecl("deskaudio_capture_backend")
 public func deskaudio_capture_backend(_ capture: deskaudio_capture?) -> UnsafePointer<CChar>? {
     guard let capture else { return cString("") }
-    switch Unmanaged<AudioService>.fromOpaque(UnsafeRawPointer(capture)).takeUnretainedValue().activeBackend {
+    switch Handle.object(capture, as: AudioService.self).activeBackend {
     case .pipewire: return cString("pipewire")
     case .pulse: return cString("pulse")
     case nil: return cString("")

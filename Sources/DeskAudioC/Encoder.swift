@@ -15,14 +15,14 @@ public typealias deskaudio_encoder = OpaquePointer
 public func deskaudio_encoder_create() -> deskaudio_encoder? {
     var created: PCMFrameEncoder?
     _ = status { () throws(DeskAudioError) in created = try PCMFrameEncoder() }
-    return created.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
+    return created.map(Handle.retained)
 }
 
 /// Frees an encoder; NULL is ignored. Not while a push on it is in progress.
 @_cdecl("deskaudio_encoder_destroy")
 public func deskaudio_encoder_destroy(_ encoder: deskaudio_encoder?) {
     guard let encoder else { return }
-    Unmanaged<PCMFrameEncoder>.fromOpaque(UnsafeRawPointer(encoder)).release()
+    Handle.release(encoder, as: PCMFrameEncoder.self)
 }
 
 /// Encodes `bytes` bytes of interleaved `format` PCM (a deskaudio_pcm_format), `channels`
@@ -99,6 +99,4 @@ public func deskaudio_encoder_get_stats(
 }
 
 /// The PCMFrameEncoder behind an encoder handle (retained by deskaudio_encoder_create()).
-private func pcmEncoder(_ encoder: deskaudio_encoder) -> PCMFrameEncoder {
-    Unmanaged<PCMFrameEncoder>.fromOpaque(UnsafeRawPointer(encoder)).takeUnretainedValue()
-}
+private func pcmEncoder(_ encoder: deskaudio_encoder) -> PCMFrameEncoder { Handle.object(encoder) }

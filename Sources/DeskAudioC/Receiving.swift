@@ -58,14 +58,14 @@ public let DESKAUDIO_DECODER_MAX_SAMPLES: Int32 = 5280
 public func deskaudio_decoder_create() -> deskaudio_decoder? {
     var created: FrameReceiver?
     _ = status { () throws(DeskAudioError) in created = try FrameReceiver() }
-    return created.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
+    return created.map(Handle.retained)
 }
 
 /// Frees a decoder; NULL is ignored.
 @_cdecl("deskaudio_decoder_destroy")
 public func deskaudio_decoder_destroy(_ decoder: deskaudio_decoder?) {
     guard let decoder else { return }
-    Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).release()
+    Handle.release(decoder, as: FrameReceiver.self)
 }
 
 /// Decodes one AudioFrame into `pcm` (interleaved stereo float, 48 kHz), which holds
@@ -107,6 +107,4 @@ public func deskaudio_decoder_get_stats(
 }
 
 /// The FrameReceiver behind a decoder handle (retained by deskaudio_decoder_create()).
-private func receiver(of decoder: deskaudio_decoder) -> FrameReceiver {
-    Unmanaged<FrameReceiver>.fromOpaque(UnsafeRawPointer(decoder)).takeUnretainedValue()
-}
+private func receiver(of decoder: deskaudio_decoder) -> FrameReceiver { Handle.object(decoder) }
