@@ -461,9 +461,9 @@ typedef struct deskaudio_decoder deskaudio_decoder;
 typedef void (*deskaudio_remote_mic_callback)(int32_t event, void *user_data);
 
 /**
- * The viewer's microphone on the host (PipeWire): a source applications can record from,
- * fed with the AudioFrames the viewer's deskaudio_encoder made, through a jitter buffer.
- * Feed it from any thread.
+ * The viewer's microphone on the host: a source applications can record from, fed with the
+ * AudioFrames the viewer's deskaudio_encoder made, through a jitter buffer. Feed it from any
+ * thread.
  */
 typedef struct deskaudio_remote_mic deskaudio_remote_mic;
 
@@ -885,11 +885,14 @@ int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decode
 
 /**
  * Puts a microphone named `name` (a node name: 1–64 letters, digits, `_`, `-`, `.`), shown
- * to users as `description` (NULL: the name), on the PipeWire server of the process's
- * session (deskaudio_set_session()); `callback` (may be NULL) hears when applications start
- * and stop recording from it. It is there when this returns, and goes when destroyed or when
- * the process ends, however it ends. NULL on failure (deskaudio_last_error() says why: a bad
- * name, no PipeWire server). Free it with deskaudio_remote_mic_destroy().
+ * to users as `description` (NULL: the name), on the audio server of the process's session
+ * (deskaudio_set_session()): on PipeWire an Audio/Source node of its own; on a plain
+ * PulseAudio daemon a source remapped from a null sink of its own. `callback` (may be NULL)
+ * hears when applications start and stop recording from it. It is there when this returns
+ * and goes when destroyed; when the process dies, PipeWire removes it at once, while on
+ * PulseAudio its two modules stay until the next remote microphone or capture starts on
+ * that server. NULL on failure (deskaudio_last_error() says why: a bad name, no server).
+ * Free it with deskaudio_remote_mic_destroy().
  */
 deskaudio_remote_mic *deskaudio_remote_mic_create(const char *name, const char *description, deskaudio_remote_mic_callback callback, void *user_data);
 

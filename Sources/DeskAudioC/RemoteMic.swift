@@ -16,17 +16,20 @@ public enum deskaudio_remote_mic_event: Int32, CaseIterable {
 /// microphone.
 public typealias deskaudio_remote_mic_callback = @convention(c) (_ event: Int32, _ user_data: UnsafeMutableRawPointer?) -> Void
 
-/// The viewer's microphone on the host (PipeWire): a source applications can record from,
-/// fed with the AudioFrames the viewer's deskaudio_encoder made, through a jitter buffer.
-/// Feed it from any thread.
+/// The viewer's microphone on the host: a source applications can record from, fed with the
+/// AudioFrames the viewer's deskaudio_encoder made, through a jitter buffer. Feed it from any
+/// thread.
 public typealias deskaudio_remote_mic = OpaquePointer
 
 /// Puts a microphone named `name` (a node name: 1–64 letters, digits, `_`, `-`, `.`), shown
-/// to users as `description` (NULL: the name), on the PipeWire server of the process's
-/// session (deskaudio_set_session()); `callback` (may be NULL) hears when applications start
-/// and stop recording from it. It is there when this returns, and goes when destroyed or when
-/// the process ends, however it ends. NULL on failure (deskaudio_last_error() says why: a bad
-/// name, no PipeWire server). Free it with deskaudio_remote_mic_destroy().
+/// to users as `description` (NULL: the name), on the audio server of the process's session
+/// (deskaudio_set_session()): on PipeWire an Audio/Source node of its own; on a plain
+/// PulseAudio daemon a source remapped from a null sink of its own. `callback` (may be NULL)
+/// hears when applications start and stop recording from it. It is there when this returns
+/// and goes when destroyed; when the process dies, PipeWire removes it at once, while on
+/// PulseAudio its two modules stay until the next remote microphone or capture starts on
+/// that server. NULL on failure (deskaudio_last_error() says why: a bad name, no server).
+/// Free it with deskaudio_remote_mic_destroy().
 @_cdecl("deskaudio_remote_mic_create")
 public func deskaudio_remote_mic_create(
     _ name: UnsafePointer<CChar>?, _ description: UnsafePointer<CChar>?, _ callback: deskaudio_remote_mic_callback?,
@@ -49,7 +52,7 @@ public func deskaudio_remote_mic_create(
         try microphone.start()
         created = microphone
     }
-    return created.map { OpaquePointer(Unmanaged.passRetained($0).toOpaque()) }
+    return created.map(Handle.retained)
 }
 
 /// Takes the microphone off the server and frees it; NULL is ignored. Applications recording
@@ -57,9 +60,8 @@ public func deskaudio_remote_mic_create(
 @_cdecl("deskaudio_remote_mic_destroy")
 public func deskaudio_remote_mic_destroy(_ microphone: deskaudio_remote_mic?) {
     guard let microphone else { return }
-    let retained = Unmanaged<FramePlayer>.fromOpaque(UnsafeRawPointer(microphone))
-    retained.takeUnretainedValue().stop()
-    retained.release()
+    remoteMicrophone(microphone).stop()
+    Handle.release(microphone, as: FramePlayer.self)
 }
 
 /// Feeds one AudioFrame (`len` bytes) as it arrived from the network, from any thread; it
@@ -96,6 +98,4 @@ public func deskaudio_remote_mic_get_stats(
 }
 
 /// The FramePlayer behind a handle (retained by deskaudio_remote_mic_create()).
-private func remoteMicrophone(_ microphone: deskaudio_remote_mic) -> FramePlayer {
-    Unmanaged<FramePlayer>.fromOpaque(UnsafeRawPointer(microphone)).takeUnretainedValue()
-}
+private func remoteMicrophone(_ microphone: deskaudio_remote_mic) -> FramePlayer { Handle.object(microphone) }

@@ -127,6 +127,83 @@ extension RealServerTests {
                 + "\(last - first + 1) blocks; \(summary.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
 
+        /// A viewer on a thread: `seconds` of a 440 Hz tone at 0.3 (s16 mono 16 kHz) through
+        /// deskaudio_encoder, each frame sent over UDP to `port` on loopback; its clock runs
+        /// `rate` times real time (10 ms of audio every 10 ms / rate).
+        static func viewer(sendingTo port: UInt16, seconds: Double, rate: Double) -> Thread {
+            let thread = Thread {
+                guard let encoder = deskaudio_encoder_create() else { return }
+                defer { deskaudio_encoder_destroy(encoder) }
+                let socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+                defer { close(socket) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = port.bigEndian
+                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+                _ = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                let tone = SignalAnalysis.left(SignalAnalysis.sine(frequency: 1320, amplitude: 0.3, frames: 16_000)[...])
+                    .map { Int16(($0 * 32767).rounded()) }
+                let start = MonotonicClock.nowNs()
+                for tick in 0..<Int(seconds * 100 * rate) {
+                    let offset = (tick * 160) % 16_000
+                    _ = tone[offset..<(offset + 160)].withUnsafeBytes {
+                        deskaudio_encoder_push_pcm(
+                            encoder, $0.baseAddress, $0.count, deskaudio_pcm_format.DESKAUDIO_PCM_S16.rawValue, 1, 16_000,
+                            0, { frame, length, socket in _ = send(Int32(Int(bitPattern: socket)), frame, length, 0) },
+                            UnsafeMutableRawPointer(bitPattern: Int(socket)))
+                    }
+                    let due = start + UInt64(Double(tick + 1) * 10_000_000 / rate)
+                    let now = MonotonicClock.nowNs()
+                    if due > now { usleep(UInt32((due - now) / 1000)) }
+                }
+            }
+            thread.start()
+            return thread
+        }
+
+        /// Clock drift through the real path: the viewer's clock runs fast (0.3 % for 20 s here;
+        /// `DESKAUDIO_DRIFT_RATE` and `DESKAUDIO_DRIFT_SECONDS` set a longer run, such as
+        /// 1.001 for 600 s): receive drops about the frames it gained, the delay stays bounded,
+        /// and the tone plays at its level at the end.
+        @Test func theReceiverAbsorbsAFastSendersClock() throws {
+            let environment = ProcessInfo.processInfo.environment
+            let rate = environment["DESKAUDIO_DRIFT_RATE"].flatMap(Double.init) ?? 1.003
+            let seconds = environment["DESKAUDIO_DRIFT_SECONDS"].flatMap(Double.init) ?? 20
+            let port = try UDPRelay.freePort()
+            let (receiver, output, errors) = try ExternalTools.start(
+                [commandLineTool, "receive", "--listen", "\(port)", "--seconds", "\(seconds + 1)"])
+            defer { if receiver.isRunning { kill(receiver.processIdentifier, SIGKILL) } }
+            Thread.sleep(forTimeInterval: 0.5)
+            let viewer = Self.viewer(sendingTo: port, seconds: seconds, rate: rate)
+            Thread.sleep(forTimeInterval: seconds - 3)
+            let (speakers, heard) = try MuteHostTests.speakers()
+            defer { deskaudio_capture_destroy(speakers) }
+            while viewer.isExecuting { usleep(20_000) }
+            #expect(deskaudio_capture_enable(speakers, false, false) == 0)
+            receiver.waitUntilExit()
+            let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            // The status lines, one a second: "... delay 20 ms ..." is the buffer's target.
+            let targets = progress.split(separator: "\n").compactMap { Self.number(after: "delay", in: String($0)) }
+            let dropped = try #require(Self.number(after: "dropped", in: summary), "\(summary)")
+            let inserted = try #require(Self.number(after: "inserted", in: summary), "\(summary)")
+            let gained = seconds * 100 * (rate - 1)
+            #expect(Double(dropped) >= gained * 0.6 && Double(dropped) <= gained * 1.4 + 2, "\(dropped) dropped for \(gained) gained")
+            // (The viewer stops without its gate closing: the buffer's last 100 ms are
+            // concealed, counted as inserted.)
+            #expect(inserted <= JitterBuffer.maxConcealedRun + 2, "\(inserted) inserted")
+            #expect((targets.max() ?? 999) <= 60, "the target went up to \(targets.max() ?? -1) ms")
+            let left = SignalAnalysis.left(try heard.decoded()[...])
+            let level = SignalAnalysis.medianBlockLevel(left[min(left.count, 48_000)...], frequency: 440)
+            #expect(abs(level - quietSineLevel) <= 1, "the last seconds: \(level) dBFS")
+            print(
+                "measured: sender clock x\(rate) for \(Int(seconds)) s through receive (speakers): \(dropped) dropped, "
+                    + "\(inserted) inserted for \(gained) frames gained; target \(targets.min() ?? -1)-\(targets.max() ?? -1) ms; "
+                    + "the tone at \(level) dBFS at the end; \(summary.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+
         @Test func aKilledReceiversMicrophoneIsGoneWithinASecond() throws {
             let name = "deskaudio_killed_mic"
             let (receiver, _, _) = try ExternalTools.start(

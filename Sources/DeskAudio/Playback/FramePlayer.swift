@@ -2,11 +2,12 @@ import Glibc
 import Synchronization
 
 /// AudioFrames that arrive from the network played on this machine, through a `JitterBuffer`:
-/// as a microphone applications record from (the viewer's microphone on the host; on
-/// PipeWire an `Audio/Source` node of its own: it is a source, never played to a sink, so no
-/// capture of app audio hears it; on PulseAudio a source remapped from a sink of its own), or on the default sink's speakers (the viewer playing the
-/// host's sound: `deskaudio receive`). The buffer lives on the server's real-time thread;
-/// frames reach it through a `FrameInbox`, so feeding never blocks that thread. `onRunning`
+/// as a microphone applications record from (the viewer's microphone on the host: on
+/// PipeWire an `Audio/Source` node of its own, on PulseAudio a source remapped from a sink of
+/// its own; a source, never played to the sinks app audio is captured from), or on the
+/// default sink's speakers (the viewer playing the host's sound: `deskaudio receive`). The
+/// buffer lives on the server's thread; frames reach it through a `FrameInbox`, so feeding
+/// never blocks that thread. `onRunning`
 /// is told when the output starts running (true: for a microphone, the first application
 /// started recording from it) and when it stops (the last one stopped), on the connection's
 /// thread, so a host can ask the viewer to open or close its microphone.
@@ -33,11 +34,13 @@ public final class FramePlayer: @unchecked Sendable {
         /// True while the output runs (for a microphone: while an application records from it).
         public var isRunning: Bool
         /// How long the frames played so far waited between being fed and being played, ms:
-        /// the median and the 99th percentile (0 before any).
+        /// the median (0 before any).
         public var delayP50Ms: Int
+        /// The same, 99th percentile.
         public var delayP99Ms: Int
-        /// Peak and RMS level of what was played over the last second (linear, 0...1).
+        /// Peak level of what was played over the last second (linear, 0...1).
         public var peak: Float
+        /// RMS level of the same.
         public var rms: Float
     }
 
