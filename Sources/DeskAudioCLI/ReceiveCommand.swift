@@ -10,7 +10,7 @@ struct ReceiveCommand: ParsableCommand {
         discussion: """
             Frames go through the library's jitter buffer (adaptive delay, loss concealed, the \
             sender's silence played as silence). With --as-mic NAME they become a microphone \
-            applications can record from (PipeWire), as deskaudio_remote_mic does for a host. \
+            applications can record from (PipeWire or PulseAudio), as deskaudio_remote_mic does for a host. \
             The status line shows packets, loss, concealment, the jitter buffer's delay and \
             the level played; at the end, the delay from arrival to playback (p50/p99).
 
