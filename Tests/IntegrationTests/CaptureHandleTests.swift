@@ -47,7 +47,10 @@ extension RealServerTests {
             let lowMic = SignalAnalysis.toneLevelDecibels(lowAudio, frequency: 440)
             let highApp = SignalAnalysis.toneLevelWherePresent(highAudio, frequency: 1000)
             let highMic = SignalAnalysis.toneLevelWherePresent(highAudio, frequency: 440)
-            #expect(abs(lowApp - quietSineLevel) <= 1.5, "low: 1 kHz at \(lowApp) dBFS")
+            // 32 kbit/s leaves CELT 40 bytes per 10 ms frame; libopus 1.5 (Debian 13) then sits a
+            // pure tone 1.1 to 1.9 dB high (-11.60 to -12.35 dBFS for -13.47 in five runs of
+            // the clean-clone CI of 9a6c6c3 and after), libopus 1.3 less: 2.5 dB allowed at this rate.
+            #expect(abs(lowApp - quietSineLevel) <= 2.5, "low: 1 kHz at \(lowApp) dBFS")
             #expect(lowMic < -60, "low records no microphone: 440 Hz at \(lowMic) dBFS")
             #expect(abs(highApp - quietSineLevel) <= 1.5, "high: 1 kHz at \(highApp) dBFS")
             #expect(abs(highMic - quietSineLevel) <= 1.5, "high: 440 Hz at \(highMic) dBFS")
