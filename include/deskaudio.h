@@ -36,7 +36,7 @@
  * blocks the callback while it asks the server. Event and log callbacks run on another
  * library thread, where every function may be called, enable_audio() included. A slow
  * frame callback never stalls capture or encoding: encoded frames wait for it in a queue
- * of DESKAUDIO_QUEUE_FRAMES (0.5 s); when it is full the oldest frame is dropped, counted
+ * of 0.5 s (DESKAUDIO_QUEUE_FRAMES of 10 ms); when it is full the oldest frame is dropped, counted
  * (deskaudio_stats.frames_dropped_slow_callback) and the next frame delivered carries
  * DESKAUDIO_FRAME_AFTER_LOSS.
  *
@@ -66,8 +66,8 @@ extern "C" {
 #define DESKAUDIO_VERSION_PATCH 0
 
 /**
- * Encoded frames (10 ms each) that wait for a slow frame callback before the oldest is
- * dropped.
+ * Encoded 10 ms frames that wait for a slow frame callback before the oldest is dropped:
+ * 0.5 s. Frames of other lengths wait as many as make 0.5 s (200 of 2.5 ms, 25 of 20 ms).
  */
 #define DESKAUDIO_QUEUE_FRAMES 50
 
@@ -78,10 +78,10 @@ extern "C" {
 #define DESKAUDIO_ABI_VERSION 0
 
 /**
- * Samples per channel of output that always suffice for deskaudio_decoder_decode(): one
- * frame plus the longest concealment (100 ms).
+ * Samples per channel of output that always suffice for deskaudio_decoder_decode(): the
+ * longest concealment (100 ms) plus the longest frame the wire format allows (60 ms).
  */
-#define DESKAUDIO_DECODER_MAX_SAMPLES 5280
+#define DESKAUDIO_DECODER_MAX_SAMPLES 7680
 
 /** Kinds of capture device, as deskaudio_list_devices() reports them. */
 typedef enum deskaudio_device_kind {
@@ -177,7 +177,7 @@ typedef enum deskaudio_frame_flag {
     DESKAUDIO_FRAME_HOST = 8,
     /**
      * The sender dropped the frames just before this one: its host's frame callback fell
-     * more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES). The sequence has a hole there.
+     * more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES frames of 10 ms). The sequence has a hole there.
      */
     DESKAUDIO_FRAME_AFTER_LOSS = 16,
 } deskaudio_frame_flag;
@@ -257,13 +257,13 @@ typedef struct deskaudio_frame_info {
     uint32_t payload_length;
     /** Samples per channel the payload decodes to (480). */
     uint16_t frame_samples;
-    /** Layout version (1). */
+    /** Layout version: 1, or 2 for surround (docs/wire-format.md). */
     uint8_t version;
     /** DESKAUDIO_FRAME_* bits. */
     uint8_t flags;
-    /** Channels of the encoded audio (1 or 2). */
+    /** Channels of the encoded audio: 1 or 2 in version 1; 1 to 8 in version 2 (6: 5.1, 8: 7.1). */
     uint8_t channels;
-    /** Codec of the payload (1 = Opus). */
+    /** Codec of the payload: 1 = Opus (version 1), 2 = Opus multistream, mapping family 1 (version 2). */
     uint8_t codec;
 } deskaudio_frame_info;
 
@@ -377,7 +377,7 @@ typedef struct deskaudio_stats {
     float mic_rms_dbfs;
     /**
      * Encoded frames dropped, oldest first, because the frame callback fell more than
-     * DESKAUDIO_QUEUE_FRAMES frames (0.5 s) behind; the next frame delivered carries
+     * 0.5 s (DESKAUDIO_QUEUE_FRAMES frames of 10 ms) behind; the next frame delivered carries
      * DESKAUDIO_FRAME_AFTER_LOSS.
      */
     uint64_t frames_dropped_slow_callback;
@@ -447,8 +447,9 @@ typedef void (*deskaudio_event_callback)(int32_t event, const char *detail, void
 typedef void (*deskaudio_log_callback)(int32_t level, const char *message, void *user_data);
 
 /**
- * A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out,
- * frames lost in transit concealed. Use it from one thread at a time.
+ * A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out
+ * (surround frames folded to stereo: docs/wire-format.md), frames lost in transit
+ * concealed. Use it from one thread at a time.
  */
 typedef struct deskaudio_decoder deskaudio_decoder;
 
@@ -581,13 +582,30 @@ int32_t deskaudio_capture_set_fec(deskaudio_capture *capture, bool enabled, int3
 int32_t deskaudio_set_fec(bool enabled, int32_t expected_loss_percent);
 
 /**
- * Turns `capture`'s zero gate on (the default: after 800 all-zero frames, nothing is sent
- * until sound returns) or off (every frame is sent). Applies from the next frame.
+ * Turns `capture`'s zero gate on (the default: after 800 all-zero frames, 8 s at 10 ms,
+ * nothing is sent until sound returns) or off (every frame is sent). Applies from the next
+ * frame.
  */
 int32_t deskaudio_capture_set_gate(deskaudio_capture *capture, bool enabled);
 
 /** deskaudio_capture_set_gate() on the default capture. */
 int32_t deskaudio_set_gate(bool enabled);
+
+/**
+ * Sets the length of `capture`'s frames, in microseconds: 2500, 5000, 10000 (the default)
+ * or 20000; anything else is DESKAUDIO_ERROR_INVALID_ARGUMENT. Also while capturing: frames
+ * change at the next frame boundary, with sequence and sample clock running on. Each frame
+ * says its length (frame_samples: 120, 240, 480 or 960). The zero gate counts frames, so it
+ * closes after 800 all-zero frames of any length: 2 s at 2.5 ms, 4 s at 5 ms, 8 s at 10 ms,
+ * 16 s at 20 ms. Streams started after the call ask the server for blocks of the frame
+ * length (within 5 to 10 ms), which shorter frames need for their lower latency; set it before
+ * deskaudio_capture_enable() for that. Shorter frames cost more CPU and bytes per second.
+ * The receiving side's jitter buffer (deskaudio_remote_mic) plays 10 ms frames only.
+ */
+int32_t deskaudio_capture_set_frame_duration(deskaudio_capture *capture, int32_t microseconds);
+
+/** deskaudio_capture_set_frame_duration() on the default capture. */
+int32_t deskaudio_set_frame_duration(int32_t microseconds);
 
 /**
  * Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps
@@ -870,7 +888,8 @@ void deskaudio_decoder_destroy(deskaudio_decoder *decoder);
 /**
  * Decodes one AudioFrame into `pcm` (interleaved stereo float, 48 kHz), which holds
  * `max_samples` samples per channel. Returns the samples per channel written: first the
- * concealment of frames lost just before this one, if any, then the frame (480); 0 for a
+ * concealment of frames lost just before this one, if any, then the frame (its
+ * frame_samples: 480 for 10 ms, 120 to 960 for the other lengths a sender may choose); 0 for a
  * late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code
  * for bad bytes; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or room for less than
  * the frame). With DESKAUDIO_DECODER_MAX_SAMPLES of room nothing is ever cut short.

@@ -1,8 +1,10 @@
 /* click-latency: how long from a sound reaching the default sink to the host callback
  * getting the frame that holds it.
  *
- *   click-latency [CLICKS] [INTERVAL_MS]          (defaults 100, 200)
+ *   click-latency [CLICKS] [INTERVAL_MS] [FRAME_US]     (defaults 100, 200, 10000)
  *
+ * FRAME_US is the frame length asked for with deskaudio_set_frame_duration(): 2500, 5000,
+ * 10000 or 20000.
  * It captures app audio through libdeskaudio (backend from DESKAUDIO_BACKEND) and plays,
  * through libpulse-simple into the default sink, silence with a 10 ms 2 kHz burst every
  * INTERVAL_MS. For each burst it notes when the sink will play its first sample: the
@@ -12,7 +14,7 @@
  * level jumps above -30 dBFS. The difference is the latency: capture, the library's
  * framing (a frame is only complete at its last sample), Opus's 2.5 ms look-ahead and
  * the hand-over to the callback. Prints each latency and a summary line:
- *   latency_ms n=100 missed=0 p50=12.3 p99=18.1 max=19.0 */
+ *   latency_ms backend=auto frame_us=10000 n=100 missed=0 min=9.8 p50=12.3 p99=18.1 max=19.0 */
 #include <deskaudio.h>
 
 #include <math.h>
@@ -58,13 +60,15 @@ static int compare(const void *a, const void *b) {
 int main(int argc, char **argv) {
     int clicks = argc > 1 ? atoi(argv[1]) : 100;
     int interval_ms = argc > 2 ? atoi(argv[2]) : 200;
+    int frame_us = argc > 3 ? atoi(argv[3]) : 10000;
     if (clicks <= 0 || interval_ms < 50) {
-        fprintf(stderr, "usage: click-latency [CLICKS>0] [INTERVAL_MS>=50]\n");
+        fprintf(stderr, "usage: click-latency [CLICKS>0] [INTERVAL_MS>=50] [FRAME_US]\n");
         return 2;
     }
     decoder = deskaudio_decoder_create();
     set_audio_callback(on_frame, NULL);
-    int32_t status = enable_audio(false, true);
+    int32_t status = deskaudio_set_frame_duration(frame_us);
+    if (status == DESKAUDIO_OK) status = enable_audio(false, true);
     if (status != DESKAUDIO_OK) {
         fprintf(stderr, "click-latency: %s: %s\n", deskaudio_strerror(status), deskaudio_last_error());
         return 1;
@@ -124,8 +128,8 @@ int main(int argc, char **argv) {
     }
     qsort(latencies, (size_t)measured, sizeof *latencies, compare);
     double p50 = latencies[(measured - 1) * 50 / 100], p99 = latencies[(measured - 1) * 99 / 100];
-    printf("latency_ms backend=%s n=%d missed=%d min=%.1f p50=%.1f p99=%.1f max=%.1f\n",
-           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", measured, missed,
+    printf("latency_ms backend=%s frame_us=%d n=%d missed=%d min=%.1f p50=%.1f p99=%.1f max=%.1f\n",
+           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, measured, missed,
            latencies[0], p50, p99, latencies[measured - 1]);
     free(latencies);
     return 0;

@@ -1,1 +1,2 @@
 #include <opus.h>
+#include <opus_multistream.h>

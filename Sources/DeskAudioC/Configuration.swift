@@ -52,8 +52,9 @@ public func deskaudio_set_fec(_ enabled: Bool, _ expected_loss_percent: Int32) -
     deskaudio_capture_set_fec(defaultHandle, enabled, expected_loss_percent)
 }
 
-/// Turns `capture`'s zero gate on (the default: after 800 all-zero frames, nothing is sent
-/// until sound returns) or off (every frame is sent). Applies from the next frame.
+/// Turns `capture`'s zero gate on (the default: after 800 all-zero frames, 8 s at 10 ms,
+/// nothing is sent until sound returns) or off (every frame is sent). Applies from the next
+/// frame.
 @_cdecl("deskaudio_capture_set_gate")
 public func deskaudio_capture_set_gate(_ capture: deskaudio_capture?, _ enabled: Bool) -> Int32 {
     withCapture(capture) { service in
@@ -66,6 +67,33 @@ public func deskaudio_capture_set_gate(_ capture: deskaudio_capture?, _ enabled:
 @_cdecl("deskaudio_set_gate")
 public func deskaudio_set_gate(_ enabled: Bool) -> Int32 {
     deskaudio_capture_set_gate(defaultHandle, enabled)
+}
+
+/// Sets the length of `capture`'s frames, in microseconds: 2500, 5000, 10000 (the default)
+/// or 20000; anything else is DESKAUDIO_ERROR_INVALID_ARGUMENT. Also while capturing: frames
+/// change at the next frame boundary, with sequence and sample clock running on. Each frame
+/// says its length (frame_samples: 120, 240, 480 or 960). The zero gate counts frames, so it
+/// closes after 800 all-zero frames of any length: 2 s at 2.5 ms, 4 s at 5 ms, 8 s at 10 ms,
+/// 16 s at 20 ms. Streams started after the call ask the server for blocks of the frame
+/// length (within 5 to 10 ms), which shorter frames need for their lower latency; set it before
+/// deskaudio_capture_enable() for that. Shorter frames cost more CPU and bytes per second.
+/// The receiving side's jitter buffer (deskaudio_remote_mic) plays 10 ms frames only.
+@_cdecl("deskaudio_capture_set_frame_duration")
+public func deskaudio_capture_set_frame_duration(_ capture: deskaudio_capture?, _ microseconds: Int32) -> Int32 {
+    withCapture(capture) { service in
+        status { () throws(DeskAudioError) in
+            guard let duration = FrameDuration(microseconds: Int(microseconds)) else {
+                throw .invalidArgument("frame duration \(microseconds) us is not 2500, 5000, 10000 or 20000")
+            }
+            service.settings.setFrameDuration(duration)
+        }
+    }
+}
+
+/// deskaudio_capture_set_frame_duration() on the default capture.
+@_cdecl("deskaudio_set_frame_duration")
+public func deskaudio_set_frame_duration(_ microseconds: Int32) -> Int32 {
+    deskaudio_capture_set_frame_duration(defaultHandle, microseconds)
 }
 
 /// Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps

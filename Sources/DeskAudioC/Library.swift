@@ -30,7 +30,7 @@
 //! blocks the callback while it asks the server. Event and log callbacks run on another
 //! library thread, where every function may be called, enable_audio() included. A slow
 //! frame callback never stalls capture or encoding: encoded frames wait for it in a queue
-//! of DESKAUDIO_QUEUE_FRAMES (0.5 s); when it is full the oldest frame is dropped, counted
+//! of 0.5 s (DESKAUDIO_QUEUE_FRAMES of 10 ms); when it is full the oldest frame is dropped, counted
 //! (deskaudio_stats.frames_dropped_slow_callback) and the next frame delivered carries
 //! DESKAUDIO_FRAME_AFTER_LOSS.
 //!
@@ -46,8 +46,8 @@ public let DESKAUDIO_VERSION_MAJOR: Int32 = 0
 public let DESKAUDIO_VERSION_MINOR: Int32 = 2
 /// Patch version of this header: fixes only.
 public let DESKAUDIO_VERSION_PATCH: Int32 = 0
-/// Encoded frames (10 ms each) that wait for a slow frame callback before the oldest is
-/// dropped.
+/// Encoded 10 ms frames that wait for a slow frame callback before the oldest is dropped:
+/// 0.5 s. Frames of other lengths wait as many as make 0.5 s (200 of 2.5 ms, 25 of 20 ms).
 public let DESKAUDIO_QUEUE_FRAMES: Int32 = 50
 
 /// ABI generation of this header: the N of the library's SONAME, libdeskaudio.so.N.

@@ -14,7 +14,7 @@ public enum deskaudio_frame_flag: Int32, CaseIterable {
     /// PCM the host delivered (deskaudio_push_pcm) is in the frame.
     case DESKAUDIO_FRAME_HOST = 8
     /// The sender dropped the frames just before this one: its host's frame callback fell
-    /// more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES). The sequence has a hole there.
+    /// more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES frames of 10 ms). The sequence has a hole there.
     case DESKAUDIO_FRAME_AFTER_LOSS = 16
 }
 
@@ -38,19 +38,20 @@ public func deskaudio_parse_frame(
             sample_clock: header.sampleClock, capture_time_ns: header.captureTimeNs,
             payload: frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), sequence: header.sequence,
             sample_rate: header.sampleRate, payload_length: UInt32(frame.payload.count),
-            frame_samples: header.frameSamples, version: AudioFrameHeader.currentVersion,
+            frame_samples: header.frameSamples, version: header.version,
             flags: header.flags.rawValue, channels: header.channels, codec: header.codec)
     }
 }
 
-/// A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out,
-/// frames lost in transit concealed. Use it from one thread at a time.
+/// A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out
+/// (surround frames folded to stereo: docs/wire-format.md), frames lost in transit
+/// concealed. Use it from one thread at a time.
 public typealias deskaudio_decoder = OpaquePointer
 
 
-/// Samples per channel of output that always suffice for deskaudio_decoder_decode(): one
-/// frame plus the longest concealment (100 ms).
-public let DESKAUDIO_DECODER_MAX_SAMPLES: Int32 = 5280
+/// Samples per channel of output that always suffice for deskaudio_decoder_decode(): the
+/// longest concealment (100 ms) plus the longest frame the wire format allows (60 ms).
+public let DESKAUDIO_DECODER_MAX_SAMPLES: Int32 = 7680
 
 /// Creates a decoder; NULL on failure (deskaudio_last_error() says why). Free it with
 /// deskaudio_decoder_destroy().
@@ -70,7 +71,8 @@ public func deskaudio_decoder_destroy(_ decoder: deskaudio_decoder?) {
 
 /// Decodes one AudioFrame into `pcm` (interleaved stereo float, 48 kHz), which holds
 /// `max_samples` samples per channel. Returns the samples per channel written: first the
-/// concealment of frames lost just before this one, if any, then the frame (480); 0 for a
+/// concealment of frames lost just before this one, if any, then the frame (its
+/// frame_samples: 480 for 10 ms, 120 to 960 for the other lengths a sender may choose); 0 for a
 /// late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code
 /// for bad bytes; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or room for less than
 /// the frame). With DESKAUDIO_DECODER_MAX_SAMPLES of room nothing is ever cut short.

@@ -9,7 +9,8 @@ struct RecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Record app audio and/or the microphone into an Ogg Opus file, until Ctrl-C or --seconds.",
         discussion: """
-            The file holds exactly the Opus frames a host receives (48 kHz stereo, 10 ms); \
+            The file holds exactly the Opus frames a host receives (48 kHz stereo, 10 ms unless \
+            --frame-ms says otherwise); \
             time the zero gate held back is written as silence, so the file plays as long as \
             the recording ran. Ctrl-C (or SIGTERM) stops and finishes the file.
 
@@ -17,6 +18,7 @@ struct RecordCommand: ParsableCommand {
               deskaudio record --seconds 10 out.opus
               deskaudio record --app --mic --bitrate 64000 call.opus
               deskaudio record --complexity 5 --seconds 60 cheaper.opus
+              deskaudio record --frame-ms 5 --seconds 10 low-latency.opus
               deskaudio record --mic --device alsa_input.usb-mic.analog-stereo mic.opus
             """
     )
@@ -33,10 +35,22 @@ struct RecordCommand: ParsableCommand {
         "Opus encoder complexity, 0 (least CPU) to 10 (best quality, the default).", valueName: "C"))
     var complexity: Int32 = OpusFrameEncoder.defaultComplexity
 
+    @Option(help: ArgumentHelp(
+        "Frame length in milliseconds: 2.5, 5, 10 (the default) or 20. The zero gate closes after 800 frames "
+            + "of silence: 2, 4, 8 or 16 s.", valueName: "MS"))
+    var frameMs: Double = 10
+
     @Argument(help: ArgumentHelp("The Ogg Opus file to write.", valueName: "OUT.opus"))
     var output: String
 
+    /// The frame length --frame-ms names.
+    private var frameDuration: FrameDuration? {
+        guard frameMs.isFinite, frameMs > 0, frameMs <= 20 else { return nil }
+        return FrameDuration(microseconds: Int((frameMs * 1000).rounded()))
+    }
+
     func validate() throws {
+        if frameDuration == nil { throw ValidationError("--frame-ms must be 2.5, 5, 10 or 20") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("--seconds must be more than 0 and at most 86400")
         }
@@ -53,20 +67,24 @@ struct RecordCommand: ParsableCommand {
     func run() throws {
         InterruptSignal.install()
         let service = AudioService()
-        let frameLimit = seconds.map { UInt64(($0 * 100).rounded()) } ?? .max
+        let duration = frameDuration ?? .ms10
+        let framesPerSecond = 1_000_000 / Double(duration.microseconds)
+        let frameLimit = seconds.map { UInt64(($0 * framesPerSecond).rounded()) } ?? .max
         let preSkip: Int32
         let silence: [UInt8]
         do throws(DeskAudioError) {
             try service.settings.setBitrate(bitrate)
             try service.settings.setComplexity(complexity)
+            service.settings.setFrameDuration(duration)
             preSkip = try service.encoderLookahead()
-            silence = try Self.silencePacket(bitrate: bitrate, complexity: complexity)
+            silence = try Self.silencePacket(duration, bitrate: bitrate, complexity: complexity)
         } catch {
             throw CLIFailure(error, doing: "preparing the encoder")
         }
         let writer = try OggOpusWriter(
             path: output, preSkip: preSkip, vendor: "DeskAudio \(String(cString: deskaudio_version()!))")
-        let recording = Recording(writer: writer, silence: silence, frameLimit: frameLimit)
+        let recording = Recording(
+            writer: writer, silence: silence, silenceSamples: duration.samples, frameLimit: frameLimit)
         service.setFrameHandler { recording.take($0) }
         do {
             try capture.start(service)
@@ -81,7 +99,7 @@ struct RecordCommand: ParsableCommand {
         while !InterruptSignal.wasRaised && !recording.isComplete && monitor.stats.framesCaptured < frameLimit {
             monitor.poll()
             display.note(monitor.warnings)
-            display.show([statusLine(monitor, recording)], elapsedSeconds: monitor.elapsedSeconds)
+            display.show([statusLine(monitor, recording, framesPerSecond)], elapsedSeconds: monitor.elapsedSeconds)
             if let seconds, monitor.elapsedSeconds > seconds + 5 { break }  // the server stopped sending
         }
         try? service.enable(mic: false, app: false)
@@ -89,12 +107,14 @@ struct RecordCommand: ParsableCommand {
         let captured = service.stats().framesCaptured
         try recording.finish(capturedFrames: captured)
         let (frames, silentFrames, bytes) = recording.progress
-        print("wrote \(output): \(Double(frames) / 100) s, \(frames) frames (\(silentFrames) of gated silence), \(bytes) bytes")
+        print(
+            "wrote \(output): \(Double(frames) / framesPerSecond) s, \(frames) frames of \(duration.description) "
+                + "(\(silentFrames) of gated silence), \(bytes) bytes")
     }
 
-    private func statusLine(_ monitor: CaptureMonitor, _ recording: Recording) -> String {
+    private func statusLine(_ monitor: CaptureMonitor, _ recording: Recording, _ framesPerSecond: Double) -> String {
         let (frames, _, bytes) = recording.progress
-        let audioSeconds = Double(frames) / 100
+        let audioSeconds = Double(frames) / framesPerSecond
         let kbps = audioSeconds > 0 ? Int((Double(bytes) * 8 / audioSeconds / 1000).rounded()) : 0
         var line = "\(formatTime(monitor.elapsedSeconds))  \(frames) frames  \(kbps) kbit/s"
         if let app = monitor.stats.app { line += "  app \(CaptureMonitor.decibels(app.peakDBFS))" }
@@ -109,11 +129,13 @@ struct RecordCommand: ParsableCommand {
         return "\(minutes):\(rest < 100 ? "0" : "")\(rest / 10).\(rest % 10)"
     }
 
-    /// One 10 ms frame of silence as the recording's encoder settings code it: what the
-    /// file holds for time the gate held back.
-    static func silencePacket(bitrate: Int32, complexity: Int32) throws(DeskAudioError) -> [UInt8] {
+    /// One frame of `duration` of silence as the recording's encoder settings code it: what
+    /// the file holds for time the gate held back.
+    static func silencePacket(
+        _ duration: FrameDuration, bitrate: Int32, complexity: Int32
+    ) throws(DeskAudioError) -> [UInt8] {
         let encoder = try OpusFrameEncoder(bitrate: bitrate, complexity: complexity)
-        let zeros = [Float](repeating: 0, count: AudioFormat.frameFloats)
+        let zeros = [Float](repeating: 0, count: duration.floats)
         var packet = [UInt8](repeating: 0, count: OpusFrameEncoder.maxPacketBytes)
         var length = 0
         for _ in 0..<3 {  // past the encoder's start-up

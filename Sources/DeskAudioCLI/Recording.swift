@@ -7,6 +7,7 @@ import DeskAudio
 final class Recording: @unchecked Sendable {
     private let writer: OggOpusWriter
     private let silence: [UInt8]
+    private let silenceSamples: Int
     private let frameLimit: UInt64
     /// What the threads share: the file's counts (the writer is used only while it is locked).
     private struct Counts {
@@ -17,10 +18,11 @@ final class Recording: @unchecked Sendable {
     private let counts = LockedValue(Counts())
 
     /// Records into `writer`, at most `frameLimit` frames; `silence` is an Opus packet of
-    /// one silent 10 ms frame.
-    init(writer: OggOpusWriter, silence: [UInt8], frameLimit: UInt64) {
+    /// one silent frame of `silenceSamples` samples per channel (the capture's frame length).
+    init(writer: OggOpusWriter, silence: [UInt8], silenceSamples: Int, frameLimit: UInt64) {
         self.writer = writer
         self.silence = silence
+        self.silenceSamples = silenceSamples
         self.frameLimit = frameLimit
     }
 
@@ -42,13 +44,12 @@ final class Recording: @unchecked Sendable {
     private func take(_ bytes: UnsafeRawBufferPointer, _ counts: inout Counts) {
         guard !isFull(counts) else { return }
         guard let frame = try? AudioFrameParser.parse(bytes) else { return }  // the library makes none
-        let frameSamples = UInt64(AudioFormat.frameSamples)
         if let expected = counts.nextSampleClock, frame.header.sampleClock > expected {
-            writeSilence(frames: (frame.header.sampleClock - expected) / frameSamples, &counts)
+            writeSilence(frames: (frame.header.sampleClock - expected) / UInt64(silenceSamples), &counts)
         }
-        counts.nextSampleClock = frame.header.sampleClock + frameSamples
+        counts.nextSampleClock = frame.header.sampleClock + UInt64(frame.header.frameSamples)
         guard !isFull(counts) else { return }
-        writer.write(frame.payload, samples: AudioFormat.frameSamples)
+        writer.write(frame.payload, samples: Int(frame.header.frameSamples))
         counts.framesWritten += 1
     }
 
@@ -64,7 +65,7 @@ final class Recording: @unchecked Sendable {
 
     private func writeSilence(frames: UInt64, _ counts: inout Counts) {
         for _ in 0..<min(frames, frameLimit - min(counts.framesWritten, frameLimit)) {
-            silence.withUnsafeBytes { writer.write($0, samples: AudioFormat.frameSamples) }
+            silence.withUnsafeBytes { writer.write($0, samples: silenceSamples) }
             counts.framesWritten += 1
             counts.silenceFrames += 1
         }

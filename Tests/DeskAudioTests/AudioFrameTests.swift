@@ -81,8 +81,8 @@ import Testing
         magic[0] = 0x45
         #expect(throws: AudioFrameParser.ParseError.wrongMagic) { try Self.parse(magic) }
         var version = Self.documentedExample
-        version[4] = 2
-        #expect(throws: AudioFrameParser.ParseError.unknownVersion(2)) { try Self.parse(version) }
+        version[4] = 3
+        #expect(throws: AudioFrameParser.ParseError.unknownVersion(3)) { try Self.parse(version) }
         // A short buffer with a bad magic is wrong magic, not truncated.
         #expect(throws: AudioFrameParser.ParseError.wrongMagic) { try Self.parse([0, 0, 0, 0, 1]) }
     }

@@ -4,12 +4,12 @@ import Testing
 struct FrameQueueTests {
     /// A frame of `length` bytes whose header carries `sequence` (and a capture time from
     /// it) and whose bytes are all distinct per frame.
-    private func frame(_ sequence: UInt32, length: Int = 100) -> [UInt8] {
+    private func frame(_ sequence: UInt32, length: Int = 100, frameSamples: UInt16 = 480) -> [UInt8] {
         var bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: sequence), count: length)
         bytes.withUnsafeMutableBytes { raw in
             AudioFrameWriter.write(
                 AudioFrameHeader(flags: [.app], sequence: sequence, sampleClock: 0, captureTimeNs: UInt64(sequence) * 7,
-                    payloadLength: UInt16(length - AudioFrameHeader.byteCount)),
+                    frameSamples: frameSamples, payloadLength: UInt16(length - AudioFrameHeader.byteCount)),
                 into: raw)
         }
         return bytes
@@ -67,5 +67,18 @@ struct FrameQueueTests {
         queue.reopen()
         frame(3).withUnsafeBytes { queue.push($0) }
         #expect(pop(queue)?.bytes == frame(3))
+    }
+
+    /// The queue holds 0.5 s of audio whatever the frame length: 200 frames of 2.5 ms, 25 of 20 ms.
+    @Test(arguments: [(UInt16(120), 200), (240, 100), (960, 25)])
+    func itHoldsHalfASecondOfFramesOfAnyLength(frameSamples: UInt16, held: Int) throws {
+        let queue = FrameQueue()
+        for sequence in 0..<(held + 5) {
+            frame(UInt32(sequence), frameSamples: frameSamples).withUnsafeBytes { queue.push($0) }
+        }
+        #expect(queue.droppedFrames == 5)
+        let header = try #require(pop(queue)).bytes.withUnsafeBytes { try AudioFrameParser.parse($0).header }
+        #expect(header.sequence == 5)
+        #expect(header.flags.contains(.afterLoss))
     }
 }

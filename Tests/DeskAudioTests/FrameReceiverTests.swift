@@ -5,8 +5,8 @@ import Testing
 
 @Suite struct FrameReceiverTests {
     /// AudioFrame bytes for `input`, encoded by the real pipeline (framer, gate, libopus).
-    static func encode(_ input: [Float]) throws -> [[UInt8]] {
-        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+    static func encode(_ input: [Float], duration: FrameDuration = .ms10) throws -> [[UInt8]] {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder(), frameDuration: duration)
         var frames: [[UInt8]] = []
         input.withUnsafeBufferPointer { chunk in
             pipeline.process(chunk, endTimeNs: 0) { frames.append(Array($0)) }
@@ -122,5 +122,24 @@ import Testing
         #expect(receiver.counters.framesDecoded == 0 && receiver.counters.framesLate == 0)
         let (_, counts) = try Self.receive(Array(frames[0..<3]), by: receiver)
         #expect(counts == [480, 480, 480], "nothing was taken for lost")
+    }
+
+    /// The concealment limit is 100 ms of audio, whatever the frame length: 40 lost frames of
+    /// 2.5 ms or 5 of 20 ms are concealed; one more is played as a jump.
+    @Test(arguments: [(FrameDuration.ms2_5, 40), (.ms20, 5)])
+    func holesUpTo100msOfFramesOfAnyLengthAreConcealed(duration: FrameDuration, limit: Int) throws {
+        let tone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 48_000)
+        let frames = try Self.encode(tone, duration: duration)
+        for lost in [limit, limit + 1] {
+            var arrived = frames
+            arrived.removeSubrange(20..<(20 + lost))
+            let receiver = try FrameReceiver()
+            let (decoded, counts) = try Self.receive(arrived, by: receiver)
+            #expect(receiver.counters.framesLost == UInt64(lost))
+            let concealed = lost == limit
+            #expect(receiver.counters.framesConcealed == (concealed ? UInt64(lost) : 0))
+            #expect(counts[20] == (concealed ? lost + 1 : 1) * duration.samples)
+            #expect(decoded.count == (concealed ? frames.count : frames.count - lost) * duration.floats)
+        }
     }
 }

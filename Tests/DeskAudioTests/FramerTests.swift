@@ -61,4 +61,35 @@ import Testing
         second.withUnsafeBufferPointer { framer.append($0) { frames.append(Array($0)) } }
         #expect(frames == [second])
     }
+
+    /// A new length asked for mid-frame takes effect once that frame is complete; asked for
+    /// between frames, at once. No float is lost or repeated across the changes.
+    @Test func aNewLengthTakesEffectAtTheNextFrameBoundary() {
+        var framer = Framer()
+        var sizes: [Int] = []
+        var output: [Float] = []
+        func feed(_ input: ArraySlice<Float>) {
+            input.withUnsafeBufferPointer { chunk in
+                framer.append(chunk) { frame in
+                    sizes.append(frame.count)
+                    output.append(contentsOf: frame)
+                }
+            }
+        }
+        let input = Self.reference(960 + 960 + 480 + 1920 + 240 + 100)
+        feed(input[0..<1300])  // one 10 ms frame and 340 floats of the next
+        framer.setDuration(.ms5)
+        #expect(framer.currentFrameFloats == 960, "the partial frame keeps its length")
+        feed(input[1300..<2400])  // completes the 10 ms frame, then one 5 ms frame
+        #expect(framer.currentFrameFloats == 480)
+        #expect(framer.pendingFloats == 0)
+        framer.setDuration(.ms20)
+        #expect(framer.currentFrameFloats == 1920, "between frames the change is immediate")
+        feed(input[2400..<4320])
+        framer.setDuration(.ms2_5)
+        feed(input[4320...])
+        #expect(sizes == [960, 960, 480, 1920, 240])
+        #expect(output == Array(input[0..<4560]))
+        #expect(framer.pendingFloats == 100)
+    }
 }

@@ -233,7 +233,8 @@ import Testing
         } catch {
             #expect(
                 (error as? DeskAudioError)?.message
-                    == "a frame of 960 samples, 2 channels at 48000 Hz: the jitter buffer plays 10 ms of 48 kHz stereo")
+                    == "a frame of 960 samples, 2 channels at 48000 Hz, version 1: the jitter buffer plays 10 ms of 48 kHz "
+                    + "stereo, version 1")
         }
         #expect(buffer.counters.framesReceived == 1 && buffer.bufferedFrames == 1)
         try sent[0].bytes.withUnsafeBytes { try buffer.insert($0, arrivalNs: 3) }

@@ -59,6 +59,33 @@ extension RealServerTests {
             print("measured: deskaudio record → opusdec: \(frequency) Hz, \(level) dBFS; \(summary)")
         }
 
+        /// `--frame-ms 5`: 5 ms packets in a standard Ogg Opus file (opusinfo, opusdec) that
+        /// plays for the seconds asked; a length that is not an Opus frame is refused.
+        @Test func recordsFiveMillisecondFramesWhenAsked() throws {
+            let opus = directory.appendingPathComponent("short-frames.opus").path
+            let (recorder, output, errors) = try ExternalTools.start(
+                [commandLineTool, "record", "--seconds", "2", "--frame-ms", "5", opus])
+            Thread.sleep(forTimeInterval: 0.5)
+            try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1).waitUntilExit()
+            recorder.waitUntilExit()
+            let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(recorder.terminationStatus == 0, "\(progress)")
+            #expect(summary.hasPrefix("wrote \(opus): 2.0 s, 400 frames of 5 ms"), "\(summary)")
+            let info = try ExternalTools.run(["opusinfo", opus])
+            #expect(info.output.contains("Packet duration:    5.0ms (max),    5.0ms (avg),    5.0ms (min)"), "\(info.output)")
+            let samples = try decode(opus)
+            #expect(samples.count == 2 * (400 * 240 - 120), "2 s less the 120-sample pre-skip")
+            let tone = ToneCheck(samples)
+            #expect((95...105).contains(tone.loudFrames.count), "1 s of tone: \(tone.loudFrames.count) blocks of 10 ms")
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            print("measured: deskaudio record --frame-ms 5 → opusdec: \(frequency) Hz, \(level) dBFS; \(summary)")
+
+            let refused = try ExternalTools.run([commandLineTool, "record", "--frame-ms", "7", opus])
+            #expect(refused.status != 0)
+            #expect(refused.error.contains("--frame-ms must be 2.5, 5, 10 or 20"), "\(refused.error)")
+        }
+
         @Test func keepsTheTimelineWhenTheGateClosesAndFinishesOnControlC() throws {
             // 8 s of silence close the gate; a tone at 9.5 s opens it; SIGINT at ~11 s.
             let opus = directory.appendingPathComponent("gated.opus").path

@@ -81,16 +81,16 @@ final class FrameCollector: @unchecked Sendable {
         }
     }
 
-    /// Decodes every frame in order into interleaved 48 kHz stereo.
+    /// Decodes every frame in order (of any length) into interleaved 48 kHz stereo.
     func decoded() throws -> [Float] {
         let decoder = try OpusFrameDecoder()
-        var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
+        var output = [Float](repeating: 0, count: FrameDuration.longest.floats)
         var samples: [Float] = []
         for frame in try parsed() {
-            _ = try frame.payload.withUnsafeBytes { packet in
+            let decoded = try frame.payload.withUnsafeBytes { packet in
                 try output.withUnsafeMutableBufferPointer { try decoder.decode(packet, into: $0) }
             }
-            samples += output
+            samples += output[0..<(decoded * AudioFormat.channels)]
         }
         return samples
     }

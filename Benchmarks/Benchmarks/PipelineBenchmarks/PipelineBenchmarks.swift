@@ -1,5 +1,6 @@
 // Per-frame cost of DeskAudio's pipeline, against libopus alone, with heap allocations
-// counted by the benchmark package's malloc interposer. One iteration is one 10 ms frame.
+// counted by the benchmark package's malloc interposer. One iteration is one frame: 10 ms
+// unless the name gives another length (compare those per second of audio: 2 × per 5 ms).
 // The harness itself allocates a fixed few blocks per iteration: "harness floor" measures
 // them with an empty iteration, and a benchmark that allocates nothing per frame shows
 // exactly that floor.
@@ -24,6 +25,30 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { appPipeline.captureAndSend() }
     }
 
+    Benchmark("pipeline: captured buffer to AudioFrame (app, 5 ms frames)") { benchmark in
+        for _ in benchmark.scaledIterations { appPipeline5ms.captureAndSend() }
+    }
+
+    Benchmark("pipeline: captured buffer to AudioFrame (app, 2.5 ms frames)") { benchmark in
+        for _ in benchmark.scaledIterations { appPipeline2_5ms.captureAndSend() }
+    }
+
+    Benchmark("pipeline: 5.1 PCM to AudioFrame (framer, gate, surround encoder, version 2 header)") { benchmark in
+        for _ in benchmark.scaledIterations { surround51.encodeNext() }
+    }
+
+    Benchmark("pipeline: 7.1 PCM to AudioFrame (framer, gate, surround encoder, version 2 header)") { benchmark in
+        for _ in benchmark.scaledIterations { surround71.encodeNext() }
+    }
+
+    Benchmark("raw opus at 5.1: opus_multistream_encode_float, same input and settings") { benchmark in
+        for _ in benchmark.scaledIterations { rawSurround51.encodeNext() }
+    }
+
+    Benchmark("raw opus at 7.1: opus_multistream_encode_float, same input and settings") { benchmark in
+        for _ in benchmark.scaledIterations { rawSurround71.encodeNext() }
+    }
+
     Benchmark("pipeline: captured buffers to AudioFrame (app + mic mixed)") { benchmark in
         for _ in benchmark.scaledIterations { mixedPipeline.captureAndSend() }
     }
@@ -46,6 +71,14 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("raw opus_encode_float, same input and settings") { benchmark in
         for _ in benchmark.scaledIterations { rawEncoder.encodeNext() }
+    }
+
+    Benchmark("raw opus at 5 ms frames: opus_encode_float, same input and settings") { benchmark in
+        for _ in benchmark.scaledIterations { rawEncoder5ms.encodeNext() }
+    }
+
+    Benchmark("raw opus at 2.5 ms frames: opus_encode_float, same input and settings") { benchmark in
+        for _ in benchmark.scaledIterations { rawEncoder2_5ms.encodeNext() }
     }
 
     Benchmark("framer alone") { benchmark in
@@ -111,24 +144,28 @@ final class PipelineFixture {
     private let levels: [LevelMeter]
     private let inputs = MixerInputs()
     private let mixer = SourceMixer()
-    private let pipeline = FramePipeline(encoder: try! OpusFrameEncoder())
+    private let pipeline: FramePipeline
     private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 8192)
+    private let duration: FrameDuration
     private var signal: SignalCursor
     private(set) var bytesSent = 0
 
-    /// `sources` sources, each delivering the test signal at 1/`sources`.
-    init(sources: Int) {
+    /// `sources` sources, each delivering the test signal at 1/`sources`, cut into frames
+    /// of `duration`; each server buffer is one frame long.
+    init(sources: Int, duration: FrameDuration = .ms10) {
+        self.duration = duration
+        pipeline = FramePipeline(encoder: try! OpusFrameEncoder(), frameDuration: duration)
         signal = SignalCursor(over: testSignal.map { $0 / Float(sources) })
         rings = (0..<sources).map { _ in SampleRing(minimumFloats: 48_000) }
         levels = (0..<sources).map { _ in LevelMeter() }
-        // Half a frame first, so every later 10 ms buffer straddles two frames.
-        write(floats: AudioFormat.frameFloats / 2)
+        // Half a frame first, so every later buffer straddles two frames.
+        write(floats: duration.floats / 2)
         captureAndSend()
     }
 
-    /// One 10 ms buffer from each source's server, through to the host's callback.
+    /// One frame-long buffer from each source's server, through to the host's callback.
     func captureAndSend() {
-        write(floats: AudioFormat.frameFloats)
+        write(floats: duration.floats)
         inputs.removeAll()
         for (slot, ring) in rings.enumerated() { inputs.append(ring, flags: slot == 1 ? .mic : .app, slot: slot) }
         let (floats, sources) = mixer.pull(inputs, into: scratch)
@@ -171,13 +208,17 @@ final class MixFixture {
 final class RawEncoderFixture {
     private let encoder = raw_opus_encoder_create(OpusFrameEncoder.defaultBitrate, 10)!
     private let packet = UnsafeMutablePointer<UInt8>.allocate(capacity: OpusFrameEncoder.maxPacketBytes)
+    private let duration: FrameDuration
     private var signal = SignalCursor()
     private(set) var bytesOut = 0
 
+    /// Encodes frames of `duration`.
+    init(duration: FrameDuration = .ms10) { self.duration = duration }
+
     func encodeNext() {
-        let length = signal.next(AudioFormat.frameFloats) { frame in
+        let length = signal.next(duration.floats) { frame in
             opus_encode_float(
-                encoder, frame.baseAddress!, Int32(AudioFormat.frameSamples), packet,
+                encoder, frame.baseAddress!, Int32(duration.samples), packet,
                 Int32(OpusFrameEncoder.maxPacketBytes))
         }
         bytesOut &+= Int(length)
@@ -231,12 +272,20 @@ final class MeterFixture {
 }
 
 nonisolated(unsafe) let appPipeline = PipelineFixture(sources: 1)
+nonisolated(unsafe) let appPipeline5ms = PipelineFixture(sources: 1, duration: .ms5)
+nonisolated(unsafe) let appPipeline2_5ms = PipelineFixture(sources: 1, duration: .ms2_5)
 nonisolated(unsafe) let mixedPipeline = PipelineFixture(sources: 2)
 nonisolated(unsafe) let fourSourcePipeline = PipelineFixture(sources: 4)
 nonisolated(unsafe) let viewerEncoder = ViewerEncoderFixture()
 nonisolated(unsafe) let jitterFixture = JitterFixture()
 nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
+nonisolated(unsafe) let rawEncoder5ms = RawEncoderFixture(duration: .ms5)
+nonisolated(unsafe) let rawEncoder2_5ms = RawEncoderFixture(duration: .ms2_5)
 nonisolated(unsafe) let mixFixture = MixFixture()
+nonisolated(unsafe) let surround51 = SurroundFixture(.surround51)
+nonisolated(unsafe) let surround71 = SurroundFixture(.surround71)
+nonisolated(unsafe) let rawSurround51 = RawSurroundFixture(.surround51)
+nonisolated(unsafe) let rawSurround71 = RawSurroundFixture(.surround71)
 nonisolated(unsafe) let framerFixture = FramerFixture()
 nonisolated(unsafe) let gateFixture = GateFixture()
 nonisolated(unsafe) let serializerFixture = SerializerFixture()
@@ -288,5 +337,71 @@ final class JitterFixture {
         try! buffer.insert(UnsafeRawBufferPointer(rebasing: frame[0..<source.count]), arrivalNs: time + 5_000_000)
         blackHole(buffer.pull(into: output, nowNs: time + 5_000_000))
         sequence &+= 1
+    }
+}
+
+/// A surround signal: the test signal's left channel in every channel, each at its own gain
+/// (so the channels differ), 1 s, interleaved in `layout`'s order.
+func surroundSignal(_ layout: ChannelLayout) -> [Float] {
+    let samples = AudioFormat.sampleRate
+    var signal = [Float](repeating: 0, count: samples * layout.channels)
+    for sample in 0..<samples {
+        for channel in 0..<layout.channels {
+            signal[sample * layout.channels + channel] = testSignal[sample * 2] * (1 - Float(channel) * 0.08)
+        }
+    }
+    return signal
+}
+
+/// 10 ms of surround PCM, one buffer per frame, through a pipeline encoding `layout`.
+final class SurroundFixture {
+    private let pipeline: FramePipeline
+    private let floats: Int
+    private var signal: SignalCursor
+    private(set) var bytesSent = 0
+
+    init(_ layout: ChannelLayout) {
+        pipeline = FramePipeline(encoder: try! OpusFrameEncoder(layout: layout))
+        floats = FrameDuration.ms10.samples * layout.channels
+        signal = SignalCursor(over: surroundSignal(layout))
+    }
+
+    func encodeNext() {
+        signal.next(floats) { buffer in
+            pipeline.process(buffer, endTimeNs: 0) { frame in bytesSent &+= frame.count }
+        }
+    }
+}
+
+/// libopus's surround encoder alone, on the same signal already in Vorbis order.
+final class RawSurroundFixture {
+    private let encoder: OpaquePointer
+    private let packet = UnsafeMutablePointer<UInt8>.allocate(capacity: 8 * OpusFrameEncoder.maxPacketBytes)
+    private let floats: Int
+    private var signal: SignalCursor
+    private(set) var bytesOut = 0
+
+    init(_ layout: ChannelLayout) {
+        encoder = raw_opus_surround_encoder_create(
+            Int32(layout.channels), OpusFrameEncoder.defaultBitrate(for: layout), 10)!
+        floats = FrameDuration.ms10.samples * layout.channels
+        let order = layout.vorbisIndex
+        let source = surroundSignal(layout)
+        var vorbis = source
+        for sample in 0..<AudioFormat.sampleRate {
+            for channel in 0..<layout.channels {
+                vorbis[sample * layout.channels + order[channel]] = source[sample * layout.channels + channel]
+            }
+        }
+        signal = SignalCursor(over: vorbis)
+    }
+
+    func encodeNext() {
+        let length = signal.next(floats) { frame in
+            opus_multistream_encode_float(
+                encoder, frame.baseAddress!, Int32(FrameDuration.ms10.samples), packet,
+                Int32(8 * OpusFrameEncoder.maxPacketBytes))
+        }
+        bytesOut &+= Int(length)
     }
 }

@@ -2,7 +2,7 @@ import DeskAudioC
 import DeskAudioCTypes
 
 /// Room for the longest decode (DESKAUDIO_DECODER_MAX_SAMPLES of stereo), allocated once.
-nonisolated(unsafe) private let pcm = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 5280)
+nonisolated(unsafe) private let pcm = UnsafeMutablePointer<Float>.allocate(capacity: 2 * Int(DESKAUDIO_DECODER_MAX_SAMPLES))
 
 /// libFuzzer entry: the bytes are a sequence of AudioFrames, each preceded by its length
 /// (2 bytes, little-endian; the top bit asks for room for one frame only), fed to one new

@@ -7,4 +7,9 @@ struct StreamOptions: Sendable, Equatable {
     /// create a virtual one for as long as the stream runs, so applications have somewhere
     /// to play and the capture hears them.
     var ensuresSink = false
+    /// Samples per channel (at 48 kHz) the server is asked to hand over at a time: its
+    /// quantum on PipeWire, the fragment on PulseAudio. The service asks for the frame
+    /// length within 5–10 ms: short frames are not held up by long blocks, and 2.5 ms frames
+    /// do not make the whole server graph (every application's stream) wake 400 times a second.
+    var periodSamples = FrameDuration.ms10.samples
 }

@@ -4,7 +4,7 @@
 public final class FramePipeline {
     /// Running counts, for stats and tests.
     public struct Counters: Equatable, Sendable {
-        /// 10 ms frames cut from captured audio.
+        /// Frames cut from captured audio.
         public var framesCaptured: UInt64 = 0
         /// Frames encoded and handed to the host.
         public var framesSent: UInt64 = 0
@@ -23,9 +23,11 @@ public final class FramePipeline {
     /// Counts so far.
     public private(set) var counters = Counters()
     /// Interleaved floats still missing from the next frame (1 to a whole frame).
-    public var floatsToNextFrame: Int { AudioFormat.frameFloats - framer.pendingFloats }
+    public var floatsToNextFrame: Int { framer.currentFrameFloats - framer.pendingFloats }
+    /// The frame length asked for last; the frame being filled may still have the one before.
+    public private(set) var frameDuration: FrameDuration
 
-    private var framer = Framer()
+    private var framer: Framer
     private let output: UnsafeMutableRawBufferPointer
     private var sequence: UInt32 = 0
     private var sampleClock: UInt64 = 0
@@ -33,16 +35,18 @@ public final class FramePipeline {
     private var markNextAfterGap = false
     private var frameSources: AudioFrameHeader.Flags = []
 
-    /// A pipeline with its own encoder and gate.
-    public init(encoder: OpusFrameEncoder, gate: ZeroGate = ZeroGate()) {
+    /// A pipeline with its own encoder and gate, cutting frames of `frameDuration`.
+    public init(encoder: OpusFrameEncoder, gate: ZeroGate = ZeroGate(), frameDuration: FrameDuration = .ms10) {
         self.encoder = encoder
         self.gate = gate
-        output = .allocate(byteCount: AudioFrameWriter.maxFrameBytes, alignment: 8)
+        self.frameDuration = frameDuration
+        framer = Framer(duration: frameDuration, channels: encoder.layout.channels)
+        output = .allocate(byteCount: AudioFrameWriter.maxFrameBytes(for: encoder.layout), alignment: 8)
     }
 
     deinit { output.deallocate() }
 
-    /// Feeds interleaved stereo floats from `sources` whose last sample was captured at
+    /// Feeds interleaved floats (of the encoder's layout) from `sources` whose last sample was captured at
     /// `endTimeNs` (CLOCK_MONOTONIC). `deliver` gets each AudioFrame (header + Opus
     /// packet), valid only during the call, in order. A frame's flags name every source
     /// that contributed to it.
@@ -50,13 +54,21 @@ public final class FramePipeline {
         _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = [.app], endTimeNs: UInt64,
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
-        samplesIn += UInt64(chunk.count / AudioFormat.channels)
+        samplesIn += UInt64(chunk.count / encoder.layout.channels)
         let chunkEndSample = samplesIn
         frameSources.formUnion(sources)
         framer.append(chunk) { frame in
             handle(frame, chunkEndSample: chunkEndSample, endTimeNs: endTimeNs, deliver: deliver)
             frameSources = sources
         }
+    }
+
+    /// Cuts frames of `duration` from the next frame boundary on (the frame being filled
+    /// keeps its length). The sample clock, sequence and gate run on across the change.
+    public func setFrameDuration(_ duration: FrameDuration) {
+        guard duration != frameDuration else { return }
+        frameDuration = duration
+        framer.setDuration(duration)
     }
 
     /// Marks a break in the audio (capture stopped, restarted or lost data): the partial
@@ -78,7 +90,8 @@ public final class FramePipeline {
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         let frameClock = sampleClock
-        sampleClock += UInt64(AudioFormat.frameSamples)
+        let frameSamples = frame.count / encoder.layout.channels
+        sampleClock += UInt64(frameSamples)
         counters.framesCaptured += 1
         var flags = frameSources
         switch gate.decide(frame) {
@@ -94,9 +107,9 @@ public final class FramePipeline {
             flags.insert(.afterGap)
             markNextAfterGap = false
         }
-        let packet = UnsafeMutableRawBufferPointer(
-            rebasing: output[AudioFrameHeader.byteCount...]
-        ).bindMemory(to: UInt8.self)
+        let mapping = encoder.layout.mappingFamily == 0 ? nil : encoder.mapping
+        let headerBytes = mapping.map { AudioFrameHeader.byteCount + 2 + Int($0.channels) } ?? AudioFrameHeader.byteCount
+        let packet = UnsafeMutableRawBufferPointer(rebasing: output[headerBytes...]).bindMemory(to: UInt8.self)
         let length: Int
         do {
             length = try encoder.encode(frame, into: packet)
@@ -108,11 +121,13 @@ public final class FramePipeline {
         let samplesAfterStart = chunkEndSample - min(chunkEndSample, frameClock)
         let captureTime = endTimeNs &- samplesAfterStart * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
         let header = AudioFrameHeader(
-            flags: flags, sequence: sequence, sampleClock: frameClock,
-            captureTimeNs: captureTime, payloadLength: UInt16(length))
+            flags: flags, channels: UInt8(encoder.layout.channels),
+            codec: mapping == nil ? AudioFrameHeader.codecOpus : AudioFrameHeader.codecOpusMultistream,
+            sequence: sequence, sampleClock: frameClock, captureTimeNs: captureTime,
+            frameSamples: UInt16(frameSamples), payloadLength: UInt16(length), mapping: mapping)
         AudioFrameWriter.write(header, into: output)
         sequence &+= 1
-        let total = AudioFrameHeader.byteCount + length
+        let total = headerBytes + length
         counters.framesSent += 1
         counters.bytesSent += UInt64(total)
         deliver(UnsafeRawBufferPointer(rebasing: output[0..<total]))

@@ -450,7 +450,8 @@ public final class AudioService: @unchecked Sendable {
         let target = source.target
         // Stalled again right after a reopen: the session manager is not linking the stream.
         let options = StreamOptions(
-            linkingItself: source.stall.stallsInARow >= 2, ensuresSink: source.role == .app && ensuresSink.withLock { $0 })
+            linkingItself: source.stall.stallsInARow >= 2, ensuresSink: source.role == .app && ensuresSink.withLock { $0 },
+            periodSamples: min(max(settings.frameDuration.samples, FrameDuration.ms5.samples), FrameDuration.ms10.samples))
         let (stream, kind) = try backends.run(on: backend) { backend throws(DeskAudioError) in
             (try backend.openStream(target, into: feed, wake: wake, options: options), backend.kind)
         }

@@ -21,7 +21,7 @@ public struct CaptureStats: Sendable, Equatable {
     /// (0.5 s) behind the audio server (a starved machine).
     public var framesDroppedOverflow: UInt64 = 0
     /// Encoded frames dropped, oldest first, because the frame handler fell more than
-    /// FrameQueue.capacity frames (0.5 s) behind; the next frame delivered carries the
+    /// 0.5 s (FrameQueue.capacity frames of 10 ms) behind; the next frame delivered carries the
     /// after-loss flag.
     public var framesDroppedSlowCallback: UInt64 = 0
     /// Frames' worth of a source's audio dropped because it arrived as a backlog after its

@@ -10,9 +10,10 @@ public final class EncoderSettings: Sendable {
     private let fec = Atomic<Bool>(false)
     private let expectedLossPercent = Atomic<Int32>(0)
     private let gateEnabled = Atomic<Bool>(true)
+    private let frameSamples = Atomic<Int>(FrameDuration.ms10.samples)
     private let adapter = LockedValue(BitrateAdapter())
 
-    /// Settings at their defaults (128 kbit/s, complexity 10, FEC off, gate on).
+    /// Settings at their defaults (128 kbit/s, complexity 10, FEC off, gate on, 10 ms frames).
     public init() {}
 
     /// The requested bitrate, bits per second.
@@ -21,6 +22,10 @@ public final class EncoderSettings: Sendable {
     public var requestedComplexity: Int32 { complexity.load(ordering: .relaxed) }
     /// True when the zero gate is on.
     public var isGateEnabled: Bool { gateEnabled.load(ordering: .relaxed) }
+    /// The requested frame length.
+    public var frameDuration: FrameDuration {
+        FrameDuration(rawValue: frameSamples.load(ordering: .relaxed)) ?? .ms10
+    }
 
     /// Requests a bitrate (6 000–510 000 bit/s); loss reports step on from it.
     public func setBitrate(_ value: Int32) throws(DeskAudioError) {
@@ -51,6 +56,11 @@ public final class EncoderSettings: Sendable {
     /// Turns the zero gate on (the default) or off (every frame is sent).
     public func setGate(enabled: Bool) {
         gateEnabled.store(enabled, ordering: .relaxed)
+    }
+
+    /// Sets the frame length; frames change to it at the next frame boundary.
+    public func setFrameDuration(_ duration: FrameDuration) {
+        frameSamples.store(duration.samples, ordering: .relaxed)
     }
 
     /// Sets the range loss reports step the bitrate within (default 6 000–510 000).
@@ -86,5 +96,7 @@ public final class EncoderSettings: Sendable {
             try? encoder.setLossProtection(fec: wantedFEC, expectedLossPercent: wantedLoss)
         }
         pipeline.gate.isEnabled = isGateEnabled
+        let wantedDuration = frameDuration
+        if pipeline.frameDuration != wantedDuration { pipeline.setFrameDuration(wantedDuration) }
     }
 }

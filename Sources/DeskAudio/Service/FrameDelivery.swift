@@ -82,7 +82,9 @@ final class FrameDelivery: @unchecked Sendable {
             // of its first sample) plus its duration.
             let captureTimeNs = UInt64(
                 littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.captureTime, as: UInt64.self))
-            let completedNs = captureTimeNs &+ AudioFormat.frameDurationNs
+            let frameSamples = UInt16(
+                littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.frameSamples, as: UInt16.self))
+            let completedNs = captureTimeNs &+ UInt64(frameSamples) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
             let now = MonotonicClock.nowNs()
             if let window = latency.add(now > completedNs ? now - completedNs : 0) {
                 stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)

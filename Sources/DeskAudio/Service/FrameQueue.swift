@@ -2,14 +2,19 @@ import Glibc
 import Synchronization
 
 /// A bounded queue of AudioFrames between the worker, which encodes in real time, and the
-/// thread that calls the host. When the host falls `capacity` frames behind, the oldest
-/// frame is dropped and counted, and the next frame taken out carries the after-loss flag.
+/// thread that calls the host. When the host falls 0.5 s behind (`capacity` frames of 10 ms,
+/// as many frames as make 0.5 s at other lengths), the oldest frame is dropped and counted,
+/// and the next frame taken out carries the after-loss flag.
 /// Storage is allocated once; `push` and `pop` allocate nothing. The lock is held only
 /// to copy a frame in or out, never during a host call, and the capture thread never
 /// takes it.
 final class FrameQueue: @unchecked Sendable {
-    /// Frames the queue holds: 0.5 s of audio.
-    static let capacity = 50
+    /// Audio the queue holds, samples per channel: 0.5 s.
+    static let heldSamples = AudioFormat.sampleRate / 2
+    /// 10 ms frames the queue holds: 50.
+    static let capacity = heldSamples / FrameDuration.ms10.samples
+    // Enough slots for 0.5 s of the shortest frames.
+    private static let slotCount = heldSamples / FrameDuration.ms2_5.samples
 
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     private let nonEmpty: UnsafeMutablePointer<pthread_cond_t>
@@ -27,8 +32,8 @@ final class FrameQueue: @unchecked Sendable {
         pthread_mutex_init(lock, nil)
         nonEmpty = .allocate(capacity: 1)
         pthread_cond_init(nonEmpty, nil)
-        slots = .allocate(byteCount: FrameQueue.capacity * AudioFrameWriter.maxFrameBytes, alignment: 8)
-        lengths = .allocate(capacity: FrameQueue.capacity)
+        slots = .allocate(byteCount: FrameQueue.slotCount * AudioFrameWriter.maxFrameBytes, alignment: 8)
+        lengths = .allocate(capacity: FrameQueue.slotCount)
         lengths.initialize(repeating: 0)
     }
 
@@ -44,18 +49,21 @@ final class FrameQueue: @unchecked Sendable {
     /// Frames dropped because the queue was full, since creation.
     var droppedFrames: UInt64 { dropped.load(ordering: .relaxed) }
 
-    /// Worker: copies `frame` in (dropping the oldest frame if the queue is full). Never
-    /// waits for the host.
+    /// Worker: copies `frame` (a whole AudioFrame) in, first dropping the oldest frames while
+    /// 0.5 s of frames of its length are queued. Never waits for the host.
     func push(_ frame: UnsafeRawBufferPointer) {
-        precondition(frame.count <= AudioFrameWriter.maxFrameBytes)
+        precondition(frame.count <= AudioFrameWriter.maxFrameBytes && frame.count >= AudioFrameHeader.byteCount)
+        let frameSamples = UInt16(
+            littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.frameSamples, as: UInt16.self))
+        let limit = FrameQueue.heldSamples / max(Int(frameSamples), FrameDuration.ms2_5.samples)
         pthread_mutex_lock(lock)
-        if count == FrameQueue.capacity {
-            head = (head + 1) % FrameQueue.capacity
+        while count >= limit {
+            head = (head + 1) % FrameQueue.slotCount
             count -= 1
             dropsSinceLastPop = true
             dropped.add(1, ordering: .relaxed)
         }
-        let index = (head + count) % FrameQueue.capacity
+        let index = (head + count) % FrameQueue.slotCount
         UnsafeMutableRawBufferPointer(rebasing: slot(index)[0..<frame.count]).copyMemory(from: frame)
         lengths[index] = frame.count
         count += 1
@@ -77,7 +85,7 @@ final class FrameQueue: @unchecked Sendable {
             buffer[AudioFrameHeader.Offset.flags] |= AudioFrameHeader.Flags.afterLoss.rawValue
             dropsSinceLastPop = false
         }
-        head = (head + 1) % FrameQueue.capacity
+        head = (head + 1) % FrameQueue.slotCount
         count -= 1
         return length
     }

@@ -1,14 +1,22 @@
-/// The fixed header of AudioFrame bytes, version 1 (docs/wire-format.md). All fields
-/// little-endian; the Opus packet follows it directly.
+/// The header of AudioFrame bytes (docs/wire-format.md). Version 1: 36 bytes, one Opus
+/// stream (mono or stereo). Version 2: the same 36 bytes, then the channel mapping of an
+/// Opus multistream packet (surround). All fields little-endian; the Opus packet follows
+/// the header directly.
 public struct AudioFrameHeader: Equatable, Sendable {
     /// "DAFR": the first four bytes of every AudioFrame.
     public static let magic: (UInt8, UInt8, UInt8, UInt8) = (0x44, 0x41, 0x46, 0x52)
-    /// The layout version this library writes.
+    /// The layout version of mono and stereo frames.
     public static let currentVersion: UInt8 = 1
-    /// Bytes in a version 1 header.
+    /// The layout version of surround frames (readers of version 1 reject them).
+    public static let multistreamVersion: UInt8 = 2
+    /// Bytes in a version 1 header: the fixed part every version starts with.
     public static let byteCount = 36
-    /// Codec identifier for Opus, the only codec of version 1.
+    /// Bytes in the largest header (version 2, 8 channels).
+    public static let maxByteCount = byteCount + 2 + 8
+    /// Codec identifier for Opus, one stream (version 1).
     public static let codecOpus: UInt8 = 1
+    /// Codec identifier for Opus multistream, channel mapping family 1 (version 2).
+    public static let codecOpusMultistream: UInt8 = 2
 
     /// Where each field starts in the header, in bytes (docs/wire-format.md): the one table
     /// the writer, the parser, the frame queue and the delivery thread all read.
@@ -35,6 +43,12 @@ public struct AudioFrameHeader: Equatable, Sendable {
         public static let frameSamples = 32
         /// Opus packet bytes, u16.
         public static let payloadLength = 34
+        /// Version 2: Opus streams in the packet, u8.
+        public static let streams = 36
+        /// Version 2: coupled streams among them, u8.
+        public static let coupledStreams = 37
+        /// Version 2: the channel mapping table, one u8 per channel.
+        public static let mappingTable = 38
     }
 
     /// Bit flags carried in the header.
@@ -73,13 +87,22 @@ public struct AudioFrameHeader: Equatable, Sendable {
     public var frameSamples: UInt16
     /// Bytes of Opus packet following the header.
     public var payloadLength: UInt16
+    /// Version 2 (surround): how the packet's streams make up the channels; nil in version 1.
+    public var mapping: OpusChannelMapping?
+
+    /// The layout version these fields are written in: 2 with a mapping, else 1.
+    public var version: UInt8 { mapping == nil ? AudioFrameHeader.currentVersion : AudioFrameHeader.multistreamVersion }
+    /// Bytes of this header: 36, or 38 plus one per channel in version 2.
+    public var headerByteCount: Int {
+        mapping.map { AudioFrameHeader.byteCount + 2 + Int($0.channels) } ?? AudioFrameHeader.byteCount
+    }
 
     /// A header with every field given.
     public init(
         flags: Flags, channels: UInt8 = UInt8(AudioFormat.channels), codec: UInt8 = codecOpus,
         sampleRate: UInt32 = UInt32(AudioFormat.sampleRate), sequence: UInt32, sampleClock: UInt64,
         captureTimeNs: UInt64, frameSamples: UInt16 = UInt16(AudioFormat.frameSamples),
-        payloadLength: UInt16
+        payloadLength: UInt16, mapping: OpusChannelMapping? = nil
     ) {
         self.flags = flags
         self.channels = channels
@@ -90,5 +113,6 @@ public struct AudioFrameHeader: Equatable, Sendable {
         self.captureTimeNs = captureTimeNs
         self.frameSamples = frameSamples
         self.payloadLength = payloadLength
+        self.mapping = mapping
     }
 }

@@ -10,7 +10,7 @@ public enum AudioFrameParser {
         case wrongMagic
         /// A version this library does not read.
         case unknownVersion(UInt8)
-        /// A header field with a value version 1 does not allow.
+        /// A header field with a value its version does not allow.
         case invalidField(String)
 
         /// What is wrong, for people.
@@ -19,7 +19,7 @@ public enum AudioFrameParser {
             case .truncated(let have, let need): "AudioFrame truncated: \(have) bytes, \(need) needed"
             case .oversized(let have, let limit): "AudioFrame oversized: \(have) bytes, at most \(limit)"
             case .wrongMagic: "not an AudioFrame: the first bytes are not \"DAFR\""
-            case .unknownVersion(let version): "AudioFrame version \(version) is not one this library reads (1)"
+            case .unknownVersion(let version): "AudioFrame version \(version) is not one this library reads (1, 2)"
             case .invalidField(let text): "AudioFrame field invalid: \(text)"
             }
         }
@@ -33,7 +33,8 @@ public enum AudioFrameParser {
         public var payload: UnsafeRawBufferPointer
     }
 
-    /// Parses one AudioFrame occupying all of `bytes`.
+    /// Parses one AudioFrame occupying all of `bytes`: version 1 (mono or stereo, one Opus
+    /// stream) or version 2 (surround, Opus multistream).
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(ParseError) -> Frame {
         typealias Offset = AudioFrameHeader.Offset
         guard bytes.count > Offset.version else {
@@ -46,11 +47,13 @@ public enum AudioFrameParser {
             throw .wrongMagic
         }
         let version = bytes[Offset.version]
-        guard version == AudioFrameHeader.currentVersion else { throw .unknownVersion(version) }
+        guard version == AudioFrameHeader.currentVersion || version == AudioFrameHeader.multistreamVersion else {
+            throw .unknownVersion(version)
+        }
         guard bytes.count >= AudioFrameHeader.byteCount else {
             throw .truncated(have: bytes.count, need: AudioFrameHeader.byteCount)
         }
-        let header = AudioFrameHeader(
+        var header = AudioFrameHeader(
             flags: AudioFrameHeader.Flags(rawValue: bytes[Offset.flags]),
             channels: bytes[Offset.channels],
             codec: bytes[Offset.codec],
@@ -60,18 +63,42 @@ public enum AudioFrameParser {
             captureTimeNs: load(at: Offset.captureTime, from: bytes),
             frameSamples: load(at: Offset.frameSamples, from: bytes),
             payloadLength: load(at: Offset.payloadLength, from: bytes))
-        let payloadLength = Int(header.payloadLength)
-        guard payloadLength <= OpusFrameEncoder.maxPacketBytes else {
-            throw .oversized(have: payloadLength, limit: OpusFrameEncoder.maxPacketBytes)
+        var packetLimit = OpusFrameEncoder.maxPacketBytes
+        if version == AudioFrameHeader.multistreamVersion {
+            // The channel count sizes the mapping table: check it before reading further.
+            guard (1...8).contains(header.channels) else {
+                throw .invalidField("channels \(header.channels) is not 1 to 8 (version 2)")
+            }
+            let headerBytes = AudioFrameHeader.byteCount + 2 + Int(header.channels)
+            guard bytes.count >= headerBytes else { throw .truncated(have: bytes.count, need: headerBytes) }
+            let mapping = OpusChannelMapping(
+                family: 1, streams: bytes[Offset.streams], coupledStreams: bytes[Offset.coupledStreams],
+                channels: Int(header.channels),
+                table: UnsafeRawBufferPointer(rebasing: bytes[Offset.mappingTable..<headerBytes]))
+            header.mapping = mapping
+            let streams = max(1, Int(mapping.streams))  // none is refused below, with its reason
+            packetLimit = streams * OpusFrameEncoder.maxPacketBytes + (streams - 1) * 2
         }
-        let total = AudioFrameHeader.byteCount + payloadLength
+        let headerBytes = header.headerByteCount
+        let payloadLength = Int(header.payloadLength)
+        guard payloadLength <= packetLimit else {
+            throw .oversized(have: payloadLength, limit: packetLimit)
+        }
+        let total = headerBytes + payloadLength
         guard bytes.count >= total else { throw .truncated(have: bytes.count, need: total) }
         guard bytes.count == total else { throw .oversized(have: bytes.count, limit: total) }
-        guard header.codec == AudioFrameHeader.codecOpus else {
-            throw .invalidField("codec \(header.codec) is not Opus (1)")
-        }
-        guard header.channels == 1 || header.channels == 2 else {
-            throw .invalidField("channels \(header.channels) is not 1 or 2")
+        if let mapping = header.mapping {
+            guard header.codec == AudioFrameHeader.codecOpusMultistream else {
+                throw .invalidField("codec \(header.codec) is not Opus multistream (2) in version 2")
+            }
+            if let problem = mapping.problem { throw .invalidField("channel mapping: \(problem)") }
+        } else {
+            guard header.codec == AudioFrameHeader.codecOpus else {
+                throw .invalidField("codec \(header.codec) is not Opus (1)")
+            }
+            guard header.channels == 1 || header.channels == 2 else {
+                throw .invalidField("channels \(header.channels) is not 1 or 2")
+            }
         }
         guard header.sampleRate == 48_000 else {
             throw .invalidField("sample rate \(header.sampleRate) is not 48000")
@@ -80,7 +107,7 @@ public enum AudioFrameParser {
             throw .invalidField("frame of \(header.frameSamples) samples is not an Opus frame size")
         }
         guard payloadLength > 0 else { throw .invalidField("payload is empty") }
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[AudioFrameHeader.byteCount..<total])
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerBytes..<total])
         return Frame(header: header, payload: payload)
     }
 

@@ -150,10 +150,12 @@ public final class JitterBuffer {
         let frame: AudioFrameParser.Frame
         do { frame = try AudioFrameParser.parse(bytes) } catch { throw .invalidFrame(error) }
         let header = frame.header  // (the parser has checked the rate: 48 kHz)
-        guard Int(header.frameSamples) == AudioFormat.frameSamples, Int(header.channels) == AudioFormat.channels else {
+        guard Int(header.frameSamples) == AudioFormat.frameSamples, Int(header.channels) == AudioFormat.channels,
+            header.mapping == nil
+        else {
             throw .notSupported(
-                "a frame of \(header.frameSamples) samples, \(header.channels) channels at \(header.sampleRate) Hz: "
-                    + "the jitter buffer plays 10 ms of 48 kHz stereo")
+                "a frame of \(header.frameSamples) samples, \(header.channels) channels at \(header.sampleRate) Hz, "
+                    + "version \(header.version): the jitter buffer plays 10 ms of 48 kHz stereo, version 1")
         }
         return frame
     }

@@ -26,13 +26,13 @@ typedef struct deskaudio_frame_info {
     uint32_t payload_length;
     /** Samples per channel the payload decodes to (480). */
     uint16_t frame_samples;
-    /** Layout version (1). */
+    /** Layout version: 1, or 2 for surround (docs/wire-format.md). */
     uint8_t version;
     /** DESKAUDIO_FRAME_* bits. */
     uint8_t flags;
-    /** Channels of the encoded audio (1 or 2). */
+    /** Channels of the encoded audio: 1 or 2 in version 1; 1 to 8 in version 2 (6: 5.1, 8: 7.1). */
     uint8_t channels;
-    /** Codec of the payload (1 = Opus). */
+    /** Codec of the payload: 1 = Opus (version 1), 2 = Opus multistream, mapping family 1 (version 2). */
     uint8_t codec;
 } deskaudio_frame_info;
 
@@ -146,7 +146,7 @@ typedef struct deskaudio_stats {
     float mic_rms_dbfs;
     /**
      * Encoded frames dropped, oldest first, because the frame callback fell more than
-     * DESKAUDIO_QUEUE_FRAMES frames (0.5 s) behind; the next frame delivered carries
+     * 0.5 s (DESKAUDIO_QUEUE_FRAMES frames of 10 ms) behind; the next frame delivered carries
      * DESKAUDIO_FRAME_AFTER_LOSS.
      */
     uint64_t frames_dropped_slow_callback;

@@ -23,6 +23,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private let failed = Atomic<Bool>(false)
     // Written on the loop thread with the loop lock held; read with it held.
     private var running = false
+    private var periodSamples = FrameDuration.ms10.samples
 
     /// True once the stream errored or was disconnected after it had started.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -57,6 +58,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         throws(DeskAudioError)
     {
         precondition(connection == nil && hostMute == nil, "start called twice")
+        periodSamples = options.periodSamples
         // The mute starts first, with no lock of this connection held: its start waits for
         // the session manager, which may be waiting on this connection's stream node.
         if case .applications(let selection) = target, selection.mutesHost {
@@ -166,7 +168,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     ) throws(DeskAudioError) {
         let properties = pw_properties_new_string(
             "media.type=Audio media.category=Capture media.role=Communication "
-                + "node.latency=480/48000 node.name=deskaudio application.name=DeskAudio")
+                + "node.latency=\(periodSamples)/\(AudioFormat.sampleRate) node.name=deskaudio application.name=DeskAudio")
         // Without capture.sink, an input stream is linked to a source; with it, to a sink's
         // monitor. Without target.object, the session manager picks the default and follows it.
         if target.recordsASink { pw_properties_set(properties, PW_KEY_STREAM_CAPTURE_SINK, "true") }

@@ -5,7 +5,9 @@ final class PulseBackend: CaptureBackend {
     let serverName = "PulseAudio"
 
     /// `options.linkingItself` is ignored: the PulseAudio API has no links (on pipewire-pulse,
-    /// a stream the session manager does not link stays silent).
+    /// a stream the session manager does not link stays silent). `options.periodSamples`
+    /// sets the fragment of a device's or monitor's stream; applications' streams, mixed by
+    /// the library, keep 10 ms fragments.
     func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, options: StreamOptions)
         throws(DeskAudioError) -> CaptureStream
     {
@@ -15,7 +17,9 @@ final class PulseBackend: CaptureBackend {
             return try PulseVirtualSink.loadIfNoSink(on: connection, deadline: deadline)
         }
         guard case .applications(let selection) = target else {
-            let stream = PulseCapture(feed: feed, wake: wake, onStop: virtualSink.map { sink in { sink.unload() } })
+            let stream = PulseCapture(
+                feed: feed, wake: wake, periodSamples: options.periodSamples,
+                onStop: virtualSink.map { sink in { sink.unload() } })
             if let virtualSink {
                 feed.notices.log(.info, "\(feed.name): the server has no sink: loaded \(virtualSink.name) for this capture")
                 feed.reportDeviceChange(to: "\(virtualSink.name).monitor")
@@ -37,7 +41,7 @@ final class PulseBackend: CaptureBackend {
             mute.finish()
             throw error
         }
-        let stream = PulseCapture(feed: feed, wake: wake, onStop: { mute.finish() })
+        let stream = PulseCapture(feed: feed, wake: wake, periodSamples: options.periodSamples, onStop: { mute.finish() })
         try stream.start(.sinkMonitor(named: mute.sinkName))
         return stream
     }

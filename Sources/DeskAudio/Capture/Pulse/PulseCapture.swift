@@ -26,15 +26,21 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private let failed = Atomic<Bool>(false)
     // Run once when the stream stops: a mute finished, a virtual sink unloaded.
     private var onStop: (() -> Void)?
+    // Samples per channel per fragment the server is asked for.
+    private let periodSamples: Int
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
-    /// A stream writing to `feed`; `onStop` runs once when it stops (a started mute's
-    /// finish, a virtual sink's unload).
-    init(feed: SourceFeed, wake: WakeSignal, onStop: (() -> Void)? = nil) {
+    /// A stream writing to `feed`, handed fragments of `periodSamples` samples per channel;
+    /// `onStop` runs once when it stops (a started mute's finish, a virtual sink's unload).
+    init(
+        feed: SourceFeed, wake: WakeSignal, periodSamples: Int = FrameDuration.ms10.samples,
+        onStop: (() -> Void)? = nil
+    ) {
         self.feed = feed
         self.wake = wake
+        self.periodSamples = periodSamples
         self.onStop = onStop
     }
 
@@ -98,7 +104,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             { stream, _, userData in
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().readAvailable(stream)
             }, Unmanaged.passUnretained(self).toOpaque())
-        var attributes = PulseConnection.tenMillisecondFragments
+        var attributes = PulseConnection.fragments(ofSamples: periodSamples)
         // Timing updates let the read callback ask the server's latency without a round trip.
         // A device the host named is kept: when it goes, the stream fails (and is reopened
         // once the device is back) instead of being moved to another one.

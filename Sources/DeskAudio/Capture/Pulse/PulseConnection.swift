@@ -69,12 +69,12 @@ final class PulseConnection: MainLoopLocking {
         return pulse.pa_stream_new(context, name, &spec, &map)
     }
 
-    /// Buffer attributes for a record stream handed audio every 10 ms (left at its default,
-    /// PulseAudio hands audio over in blocks of seconds).
-    static var tenMillisecondFragments: pa_buffer_attr {
+    /// Buffer attributes for a record stream handed audio in fragments of `samples` samples
+    /// per channel (left at its default, PulseAudio hands audio over in blocks of seconds).
+    static func fragments(ofSamples samples: Int) -> pa_buffer_attr {
         pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-            fragsize: UInt32(AudioFormat.frameFloats * MemoryLayout<Float>.size))
+            fragsize: UInt32(samples * AudioFormat.channels * MemoryLayout<Float>.size))
     }
 
     /// Main loop thread: hands `body` each fragment `stream` has ready, in order, as samples,

@@ -63,7 +63,7 @@ final class PulseStreamTap {
                 let tap = Unmanaged<PulseStreamTap>.fromOpaque(userData!).takeUnretainedValue()
                 tap.onEnd(tap)
             }, me)
-        var attributes = PulseConnection.tenMillisecondFragments
+        var attributes = PulseConnection.fragments(ofSamples: FrameDuration.ms10.samples)
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue)
