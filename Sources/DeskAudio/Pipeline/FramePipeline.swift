@@ -51,7 +51,7 @@ public final class FramePipeline {
     /// packet), valid only during the call, in order. A frame's flags name every source
     /// that contributed to it.
     public func process(
-        _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = [.app], endTimeNs: UInt64,
+        _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = .app, endTimeNs: UInt64,
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         samplesIn += UInt64(chunk.count / encoder.layout.channels)

@@ -113,7 +113,7 @@ public final class PCMFrameEncoder: @unchecked Sendable {
             left -= count
             let chunkEnd = endTimeNs &- UInt64(left / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
             pipeline.process(
-                UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: [.mic], endTimeNs: chunkEnd, deliver: deliver)
+                UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: .mic, endTimeNs: chunkEnd, deliver: deliver)
         }
     }
 }

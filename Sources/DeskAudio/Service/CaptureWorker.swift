@@ -103,7 +103,7 @@ final class CaptureWorker: @unchecked Sendable {
             if inputs.count == 0 {
                 // No capture: the host's PCM alone, as fast as it comes.
                 count = hostRing.read(into: chunk)
-                sources = count > 0 ? [.host] : []
+                sources = count > 0 ? .host : AudioFrameHeader.Flags()  // (an array literal would allocate in a debug build)
             } else if count > 0,
                 mixer.overlay(hostRing, onto: UnsafeMutableBufferPointer(rebasing: chunk[0..<count]))
             {
