@@ -51,6 +51,12 @@ run_suite() {
     suite_retried="${suite_retried:+$suite_retried|}$again"
     echo "running again, alone (attempt $attempt): ${again//|/, }"
     suite_run_once "$again"
+    if [[ $suite_last_total -eq 0 ]]; then
+      # A retry that ran nothing proves nothing: the names stay failed.
+      echo "the retry matched no test: ${again//|/, }"
+      suite_failed=$(tr '|' '\n' <<<"$again") suite_status=1
+      break
+    fi
   done
   suite_retried=$(tr '|' '\n' <<<"$suite_retried" | sort -u | paste -sd'|')
   rm -rf "$suite_results"
