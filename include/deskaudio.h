@@ -53,6 +53,9 @@
 extern "C" {
 #endif
 
+/** deskaudio_capture_set_channels(): the default sink's own layout, read as capture starts. */
+#define DESKAUDIO_CHANNELS_SINK 0
+
 /** The most names deskaudio_capture_set_apps() takes. */
 #define DESKAUDIO_MAX_APP_NAMES 64
 
@@ -552,8 +555,10 @@ const char *deskaudio_capture_backend(deskaudio_capture *capture);
 const char *deskaudio_backend(void);
 
 /**
- * Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default 128000).
- * Applies from the next frame, also while capturing; loss reports step on from it.
+ * Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default: the
+ * layout's, 128000 for stereo; see deskaudio_capture_set_channels()). Applies from the next
+ * frame, also while capturing; loss reports step on from it. Once set, it stays whatever
+ * the layout.
  */
 int32_t deskaudio_capture_set_bitrate(deskaudio_capture *capture, int32_t bits_per_second);
 
@@ -606,6 +611,26 @@ int32_t deskaudio_capture_set_frame_duration(deskaudio_capture *capture, int32_t
 
 /** deskaudio_capture_set_frame_duration() on the default capture. */
 int32_t deskaudio_set_frame_duration(int32_t microseconds);
+
+/**
+ * Sets the channels of `capture`'s frames: 1 (mono), 2 (stereo, the default), 6 (5.1: FL FR
+ * FC LFE RL RR) or 8 (7.1: FL FR FC LFE RL RR SL SR), or DESKAUDIO_CHANNELS_SINK for the
+ * layout of the sink app audio records (its monitor's channels: 1 mono, 2 stereo, 3 to 6
+ * 5.1, more 7.1; stereo when the server does not say); anything else is
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT. The server up- or downmixes each source to that layout
+ * (a stereo microphone lands on FL and FR). 6 and 8 channels are Opus multistream with
+ * channel mapping family 1, in AudioFrame version 2 (docs/wire-format.md); a stereo capture
+ * of a 5.1 sink stays the server's downmix. Applies from the next start from stopped: a
+ * running capture keeps its layout until deskaudio_capture_enable(capture, false, false)
+ * and a new start. Unless deskaudio_capture_set_bitrate() was called, each start takes the
+ * layout's default bitrate: 64000 mono, 128000 stereo, 256000 for 5.1, 450000 for 7.1
+ * (loss reports step from it by the same percentages). Host PCM
+ * (deskaudio_capture_push_pcm()) goes onto FL and FR.
+ */
+int32_t deskaudio_capture_set_channels(deskaudio_capture *capture, int32_t channels);
+
+/** deskaudio_capture_set_channels() on the default capture. */
+int32_t deskaudio_set_channels(int32_t channels);
 
 /**
  * Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps

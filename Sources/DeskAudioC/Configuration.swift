@@ -1,7 +1,9 @@
 import DeskAudio
 
-/// Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default 128000).
-/// Applies from the next frame, also while capturing; loss reports step on from it.
+/// Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default: the
+/// layout's, 128000 for stereo; see deskaudio_capture_set_channels()). Applies from the next
+/// frame, also while capturing; loss reports step on from it. Once set, it stays whatever
+/// the layout.
 @_cdecl("deskaudio_capture_set_bitrate")
 public func deskaudio_capture_set_bitrate(_ capture: deskaudio_capture?, _ bits_per_second: Int32) -> Int32 {
     withCapture(capture) { service in
@@ -94,6 +96,41 @@ public func deskaudio_capture_set_frame_duration(_ capture: deskaudio_capture?, 
 @_cdecl("deskaudio_set_frame_duration")
 public func deskaudio_set_frame_duration(_ microseconds: Int32) -> Int32 {
     deskaudio_capture_set_frame_duration(defaultHandle, microseconds)
+}
+
+/// deskaudio_capture_set_channels(): the default sink's own layout, read as capture starts.
+public let DESKAUDIO_CHANNELS_SINK: Int32 = 0
+
+/// Sets the channels of `capture`'s frames: 1 (mono), 2 (stereo, the default), 6 (5.1: FL FR
+/// FC LFE RL RR) or 8 (7.1: FL FR FC LFE RL RR SL SR), or DESKAUDIO_CHANNELS_SINK for the
+/// layout of the sink app audio records (its monitor's channels: 1 mono, 2 stereo, 3 to 6
+/// 5.1, more 7.1; stereo when the server does not say); anything else is
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT. The server up- or downmixes each source to that layout
+/// (a stereo microphone lands on FL and FR). 6 and 8 channels are Opus multistream with
+/// channel mapping family 1, in AudioFrame version 2 (docs/wire-format.md); a stereo capture
+/// of a 5.1 sink stays the server's downmix. Applies from the next start from stopped: a
+/// running capture keeps its layout until deskaudio_capture_enable(capture, false, false)
+/// and a new start. Unless deskaudio_capture_set_bitrate() was called, each start takes the
+/// layout's default bitrate: 64000 mono, 128000 stereo, 256000 for 5.1, 450000 for 7.1
+/// (loss reports step from it by the same percentages). Host PCM
+/// (deskaudio_capture_push_pcm()) goes onto FL and FR.
+@_cdecl("deskaudio_capture_set_channels")
+public func deskaudio_capture_set_channels(_ capture: deskaudio_capture?, _ channels: Int32) -> Int32 {
+    withCapture(capture) { service in
+        status { () throws(DeskAudioError) in
+            if channels == DESKAUDIO_CHANNELS_SINK { return service.setChannels(.sinkLayout) }
+            guard let layout = ChannelLayout(channels: Int(channels)) else {
+                throw .invalidArgument("channels \(channels) is not 1, 2, 6, 8 or DESKAUDIO_CHANNELS_SINK (0)")
+            }
+            service.setChannels(.layout(layout))
+        }
+    }
+}
+
+/// deskaudio_capture_set_channels() on the default capture.
+@_cdecl("deskaudio_set_channels")
+public func deskaudio_set_channels(_ channels: Int32) -> Int32 {
+    deskaudio_capture_set_channels(defaultHandle, channels)
 }
 
 /// Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps

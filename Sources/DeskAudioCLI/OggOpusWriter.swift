@@ -1,4 +1,5 @@
 import COgg
+import DeskAudio
 import Glibc
 
 /// Writes Opus packets into an Ogg Opus file (RFC 7845), pages made by libogg.
@@ -22,8 +23,10 @@ final class OggOpusWriter {
     private var holdsPacket = false
 
     /// Creates `path` (truncating it) and writes the OpusHead and OpusTags pages for a
-    /// 48 kHz stereo stream whose decoder discards `preSkip` samples at the start.
-    init(path: String, preSkip: Int32, vendor: String) throws(CLIFailure) {
+    /// 48 kHz stream whose decoder discards `preSkip` samples at the start, its channels
+    /// made as `mapping` says (family 0: one mono or stereo stream; family 1: surround in
+    /// Vorbis channel order, RFC 7845 §5.1.1.2).
+    init(path: String, preSkip: Int32, vendor: String, mapping: OpusChannelMapping) throws(CLIFailure) {
         guard let file = fopen(path, "wb") else {
             throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)))")
         }
@@ -32,9 +35,13 @@ final class OggOpusWriter {
         held.reserveCapacity(1275)
         ogg_stream_init(&stream, Int32.random(in: 1...Int32.max))
 
-        var head: [UInt8] = Array("OpusHead".utf8) + [1, 2]  // version 1, two channels
+        var head: [UInt8] = Array("OpusHead".utf8) + [1, mapping.channels]  // version 1
         head += littleEndian(UInt16(preSkip)) + littleEndian(UInt32(48_000))
-        head += [0, 0, 0]  // output gain 0, channel mapping family 0
+        head += [0, 0, mapping.family]  // output gain 0
+        if mapping.family != 0 {
+            head += [mapping.streams, mapping.coupledStreams]
+            head += (0..<Int(mapping.channels)).map { mapping.table[$0] }
+        }
         submit(&head, samples: 0, endOfStream: false)
         flushPages()
 

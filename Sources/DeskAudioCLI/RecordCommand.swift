@@ -10,7 +10,8 @@ struct RecordCommand: ParsableCommand {
         abstract: "Record app audio and/or the microphone into an Ogg Opus file, until Ctrl-C or --seconds.",
         discussion: """
             The file holds exactly the Opus frames a host receives (48 kHz stereo, 10 ms unless \
-            --frame-ms says otherwise); \
+            --channels or --frame-ms say otherwise; 5.1 and 7.1 as Opus channel mapping family 1, \
+            which ffmpeg, GStreamer and opusdec play with each channel in its place); \
             time the zero gate held back is written as silence, so the file plays as long as \
             the recording ran. Ctrl-C (or SIGTERM) stops and finishes the file.
 
@@ -19,6 +20,7 @@ struct RecordCommand: ParsableCommand {
               deskaudio record --app --mic --bitrate 64000 call.opus
               deskaudio record --complexity 5 --seconds 60 cheaper.opus
               deskaudio record --frame-ms 5 --seconds 10 low-latency.opus
+              deskaudio record --channels sink --seconds 10 surround.opus
               deskaudio record --mic --device alsa_input.usb-mic.analog-stereo mic.opus
             """
     )
@@ -28,8 +30,15 @@ struct RecordCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Stop after this many seconds (default: at Ctrl-C).", valueName: "N"))
     var seconds: Double?
 
-    @Option(help: ArgumentHelp("Opus bitrate in bits per second, 6000 to 510000.", valueName: "B"))
-    var bitrate: Int32 = OpusFrameEncoder.defaultBitrate
+    @Option(help: ArgumentHelp(
+        "Opus bitrate in bits per second, 6000 to 510000 (default: 64000 mono, 128000 stereo, 256000 5.1, "
+            + "450000 7.1).", valueName: "B"))
+    var bitrate: Int32?
+
+    @Option(help: ArgumentHelp(
+        "Channels: 1, 2 (the default), 6 (5.1), 8 (7.1), or sink for the layout of the sink recorded.",
+        valueName: "N"))
+    var channels = "2"
 
     @Option(help: ArgumentHelp(
         "Opus encoder complexity, 0 (least CPU) to 10 (best quality, the default).", valueName: "C"))
@@ -49,12 +58,19 @@ struct RecordCommand: ParsableCommand {
         return FrameDuration(microseconds: Int((frameMs * 1000).rounded()))
     }
 
+    /// The channel choice --channels names.
+    private var channelChoice: ChannelChoice? {
+        if channels == "sink" { return .sinkLayout }
+        return Int(channels).flatMap(ChannelLayout.init(channels:)).map { .layout($0) }
+    }
+
     func validate() throws {
+        if channelChoice == nil { throw ValidationError("--channels must be 1, 2, 6, 8 or sink") }
         if frameDuration == nil { throw ValidationError("--frame-ms must be 2.5, 5, 10 or 20") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("--seconds must be more than 0 and at most 86400")
         }
-        guard OpusFrameEncoder.bitrateRange.contains(bitrate) else {
+        if let bitrate, !OpusFrameEncoder.bitrateRange.contains(bitrate) {
             let range = OpusFrameEncoder.bitrateRange
             throw ValidationError("--bitrate must be between \(range.lowerBound) and \(range.upperBound) bits per second")
         }
@@ -72,17 +88,23 @@ struct RecordCommand: ParsableCommand {
         let frameLimit = seconds.map { UInt64(($0 * framesPerSecond).rounded()) } ?? .max
         let preSkip: Int32
         let silence: [UInt8]
+        let mapping: OpusChannelMapping
         do throws(DeskAudioError) {
-            try service.settings.setBitrate(bitrate)
+            if let bitrate { try service.settings.setBitrate(bitrate) }
             try service.settings.setComplexity(complexity)
             service.settings.setFrameDuration(duration)
+            service.setBackend(capture.backend.backend)
+            service.setChannels(channelChoice ?? .layout(.stereo))
+            let layout: ChannelLayout
+            (layout, mapping) = try service.prepareChannels()
             preSkip = try service.encoderLookahead()
-            silence = try Self.silencePacket(duration, bitrate: bitrate, complexity: complexity)
+            silence = try Self.silencePacket(
+                duration, layout: layout, bitrate: service.settings.requestedBitrate, complexity: complexity)
         } catch {
             throw CLIFailure(error, doing: "preparing the encoder")
         }
         let writer = try OggOpusWriter(
-            path: output, preSkip: preSkip, vendor: "DeskAudio \(String(cString: deskaudio_version()!))")
+            path: output, preSkip: preSkip, vendor: "DeskAudio \(String(cString: deskaudio_version()!))", mapping: mapping)
         let recording = Recording(
             writer: writer, silence: silence, silenceSamples: duration.samples, frameLimit: frameLimit)
         service.setFrameHandler { recording.take($0) }
@@ -132,11 +154,11 @@ struct RecordCommand: ParsableCommand {
     /// One frame of `duration` of silence as the recording's encoder settings code it: what
     /// the file holds for time the gate held back.
     static func silencePacket(
-        _ duration: FrameDuration, bitrate: Int32, complexity: Int32
+        _ duration: FrameDuration, layout: ChannelLayout, bitrate: Int32, complexity: Int32
     ) throws(DeskAudioError) -> [UInt8] {
-        let encoder = try OpusFrameEncoder(bitrate: bitrate, complexity: complexity)
-        let zeros = [Float](repeating: 0, count: duration.floats)
-        var packet = [UInt8](repeating: 0, count: OpusFrameEncoder.maxPacketBytes)
+        let encoder = try OpusFrameEncoder(layout: layout, bitrate: bitrate, complexity: complexity)
+        let zeros = [Float](repeating: 0, count: duration.samples * layout.channels)
+        var packet = [UInt8](repeating: 0, count: OpusFrameEncoder.maxPacketBytes(for: layout))
         var length = 0
         for _ in 0..<3 {  // past the encoder's start-up
             length = try zeros.withUnsafeBufferPointer { samples throws(DeskAudioError) in

@@ -69,6 +69,13 @@ final class FrameCollector: @unchecked Sendable {
     }
 
     /// Parsed frames, in arrival order.
+    /// The frames' bytes as received, in order.
+    func raw() -> [[UInt8]] {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames
+    }
+
     func parsed() throws -> [(header: AudioFrameHeader, payload: [UInt8])] {
         lock.lock()
         let copy = frames

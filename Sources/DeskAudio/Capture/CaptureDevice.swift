@@ -17,12 +17,15 @@ public struct CaptureDevice: Sendable, Equatable {
     public var description: String
     /// True for the server's default sink, or default source.
     public var isDefault: Bool
+    /// Its channels (6 for a 5.1 sink), 0 when the server did not say.
+    public var channels: Int
 
     /// A device with every field given.
-    public init(kind: Kind, name: String, description: String, isDefault: Bool) {
+    public init(kind: Kind, name: String, description: String, isDefault: Bool, channels: Int = 0) {
         self.kind = kind
         self.name = name
         self.description = description
         self.isDefault = isDefault
+        self.channels = channels
     }
 }

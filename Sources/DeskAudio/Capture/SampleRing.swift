@@ -1,7 +1,8 @@
 import Glibc
 import Synchronization
 
-/// A lock-free single-producer single-consumer ring of interleaved stereo floats.
+/// A lock-free single-producer single-consumer ring of interleaved floats (stereo unless
+/// told otherwise).
 /// The capture thread writes, the library's worker reads; neither ever waits for the
 /// other. When the ring is full, the newest audio that does not fit is dropped and
 /// counted. Storage is allocated once, at creation, with calloc: its pages take no memory
@@ -14,6 +15,11 @@ public final class SampleRing: @unchecked Sendable {
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
+    /// Interleaved channels: writes take whole samples of this many floats. Change it only
+    /// while nobody writes or reads (`setChannels`).
+    public private(set) var channels = AudioFormat.channels
+    // Floats it holds at most: the capacity, or less as setChannels asks.
+    private var limit: Int
 
     /// A ring holding at least `minimumFloats` floats (rounded up to a power of two).
     public init(minimumFloats: Int) {
@@ -21,6 +27,7 @@ public final class SampleRing: @unchecked Sendable {
         var size = 2
         while size < minimumFloats { size <<= 1 }
         capacity = size
+        limit = size
         mask = size - 1
         guard let zeroed = calloc(size, MemoryLayout<Float>.stride) else {
             fatalError("SampleRing: out of memory for \(size) floats")
@@ -36,20 +43,33 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     /// Floats that fit now (writer's view: it can only grow until the writer writes).
-    public var freeFloats: Int { capacity - availableFloats }
+    public var freeFloats: Int { limit - availableFloats }
 
     /// Floats dropped because the ring was full, since creation.
     public var droppedFloats: Int { dropped.load(ordering: .relaxed) }
 
-    /// Producer side: copies in as much of `samples` as fits, in whole stereo pairs,
-    /// and returns how many floats were taken.
+    /// While nobody writes or reads: takes samples of `channels` interleaved floats from now
+    /// on, holds at most `minimumFloats` (rounded up to a power of two; nil or more than
+    /// the capacity: the capacity), and forgets what it holds.
+    public func setChannels(_ channels: Int, minimumFloats: Int? = nil) {
+        precondition(channels > 0)
+        self.channels = channels
+        var size = 2
+        while size < (minimumFloats ?? capacity) && size < capacity { size <<= 1 }
+        limit = size
+        discardAll()
+    }
+
+    /// Producer side: copies in as much of `samples` as fits, in whole samples of
+    /// `channels` floats, and returns how many floats were taken.
     @discardableResult
     public func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
         guard let source = samples.baseAddress, samples.count > 0 else { return 0 }
         let write = writeIndex.load(ordering: .relaxed)
         let read = readIndex.load(ordering: .acquiring)
-        let free = capacity - (write - read)
-        let count = min(samples.count, free) & ~1
+        let free = limit - (write - read)
+        var count = min(samples.count, free)
+        count -= count % channels
         if count < samples.count {
             dropped.add(samples.count - count, ordering: .relaxed)
         }

@@ -12,8 +12,10 @@ final class SourceFeed: @unchecked Sendable {
     private let flags = Atomic<UInt8>(0)
     /// Where events and log messages about the source go.
     let notices: NoticeBoard
-    /// Captured interleaved stereo floats, waiting for the worker.
-    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
+    /// Captured interleaved floats of the capture's layout, waiting for the worker: room
+    /// for 0.5 s of up to 8 channels, of which `restart` lets 0.5 s of its channels be used
+    /// (pages never written take no memory).
+    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * ChannelLayout.surround71.channels)
     /// The source's level over the last second.
     let level = LevelMeter()
     /// The level of each application stream it records, when its selection measures them.
@@ -73,11 +75,11 @@ final class SourceFeed: @unchecked Sendable {
     }
 
     /// While no stream writes: forgets queued audio, levels and latency (a new stream
-    /// starts), and takes the name and frame flags of the source it now carries.
-    func restart(name: String, frameFlags: AudioFrameHeader.Flags) {
+    /// starts), and takes the name, frame flags and channel count of the source it now carries.
+    func restart(name: String, frameFlags: AudioFrameHeader.Flags, channels: Int = AudioFormat.channels) {
         self.name = name
         flags.store(frameFlags.rawValue, ordering: .releasing)
-        ring.discardAll()
+        ring.setChannels(channels, minimumFloats: AudioFormat.sampleRate / 2 * channels)
         level.reset()
         appLevels.removeAll()
         serverLatency.store(-1, ordering: .relaxed)

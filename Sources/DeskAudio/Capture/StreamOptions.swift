@@ -12,4 +12,7 @@ struct StreamOptions: Sendable, Equatable {
     /// length within 5–10 ms: short frames are not held up by long blocks, and 2.5 ms frames
     /// do not make the whole server graph (every application's stream) wake 400 times a second.
     var periodSamples = FrameDuration.ms10.samples
+    /// The channels the stream asks the server for, in the layout's order (the server
+    /// up- or downmixes from what the device has).
+    var layout = ChannelLayout.stereo
 }

@@ -16,8 +16,11 @@ public final class FramePipeline {
         public var bytesSent: UInt64 = 0
     }
 
-    /// The Opus encoder; its bitrate and complexity can be changed between frames.
-    public let encoder: OpusFrameEncoder
+    /// The Opus encoder; its bitrate and complexity can be changed between frames, and it
+    /// can be replaced by one of another layout (`replaceEncoder`).
+    public private(set) var encoder: OpusFrameEncoder
+    /// Interleaved channels of the audio it takes: its encoder's layout's.
+    public var channels: Int { encoder.layout.channels }
     /// The zero gate.
     public var gate: ZeroGate
     /// Counts so far.
@@ -41,7 +44,17 @@ public final class FramePipeline {
         self.gate = gate
         self.frameDuration = frameDuration
         framer = Framer(duration: frameDuration, channels: encoder.layout.channels)
-        output = .allocate(byteCount: AudioFrameWriter.maxFrameBytes(for: encoder.layout), alignment: 8)
+        output = .allocate(byteCount: AudioFrameWriter.maxFrameBytes(for: .surround71), alignment: 8)
+    }
+
+    /// Encodes with `newEncoder` (another channel layout, say) from now on: a discontinuity
+    /// (`markDiscontinuity`) with nothing skipped, so sequence and sample clock run on and
+    /// the next frame carries the after-gap flag. Allocates; call it between runs, not per
+    /// frame.
+    public func replaceEncoder(_ newEncoder: OpusFrameEncoder) {
+        encoder = newEncoder
+        framer = Framer(duration: frameDuration, channels: newEncoder.layout.channels)
+        markDiscontinuity(skippedSamples: 0)
     }
 
     deinit { output.deallocate() }

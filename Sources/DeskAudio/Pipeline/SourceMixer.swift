@@ -16,6 +16,10 @@ public final class SourceMixer {
     public static let defaultMaxWaitSamples = 1920
     /// Samples per channel one source is waited for, at most.
     public let maxWaitSamples: Int
+    /// Interleaved channels of every input and of the output (2 unless set; set it only
+    /// between pulls, with `forgetLateAudio`). An overlaid source is stereo whatever this
+    /// is: it goes onto the first two channels.
+    public var channels = AudioFormat.channels
     /// Samples per channel that counted as silence because their source lagged.
     public private(set) var silenceFilledSamples: UInt64 = 0
     /// Samples per channel dropped because they arrived as a backlog after their time was
@@ -66,7 +70,7 @@ public final class SourceMixer {
         case 1: return (inputs.ring(0).read(into: output), inputs.flags(0))
         default: break
         }
-        let limit = min(output.count, scratch.count) & ~1
+        let limit = wholeSamples(min(output.count, scratch.count))
         for index in 0..<inputs.count { payDebt(of: index, in: inputs) }
         var fewest = Int.max
         var most = 0
@@ -78,43 +82,76 @@ public final class SourceMixer {
         if fewest > 0 {
             // Every source has audio: mix what all of them hold. What was filled with
             // silence is made up for: they deliver in step again.
-            let count = min(fewest, limit) & ~1
+            let count = wholeSamples(min(fewest, limit))
             let sources = mix(inputs, floats: count, into: output)
             for index in 0..<inputs.count { debts[inputs.slot(index)] = 0 }
             return (count, sources)
         }
         // Some source has nothing: the others go on without it once one is a whole wait ahead.
-        let excess = most - maxWaitSamples * AudioFormat.channels
+        let excess = most - maxWaitSamples * channels
         guard excess > 0 else { return (0, []) }
         var count = min(excess, limit)
         for index in 0..<inputs.count {
             let available = inputs.ring(index).availableFloats
             if available > 0 { count = min(count, available) }
         }
-        count &= ~1
-        let bound = maxWaitSamples * AudioFormat.channels
+        count = wholeSamples(count)
+        let bound = maxWaitSamples * channels
         for index in 0..<inputs.count where inputs.ring(index).availableFloats == 0 {
             let slot = inputs.slot(index)
             debts[slot] = min(debts[slot] + count, bound)
         }
-        silenceFilledSamples += UInt64(count / AudioFormat.channels)
+        silenceFilledSamples += UInt64(count / channels)
         return (count, mix(inputs, floats: count, into: output))
     }
 
-    /// Adds audio from `ring` onto `output` (with the same limiter as the mix); returns
-    /// whether anything was added. For host-delivered PCM, which comes in bursts on the
-    /// host's own clock: it is mixed in once `overlayPrimeSamples` wait, then continuously,
-    /// and after running dry it waits to be primed again, so bursts do not chop it up.
+    /// Adds stereo audio from `ring` onto `output` (on its first two channels when the
+    /// mixer carries more; both summed onto the one channel of mono; with the same limiter
+    /// as the mix); returns whether anything was added. For host-delivered PCM, which comes
+    /// in bursts on the host's own clock: it is mixed in once `overlayPrimeSamples` wait,
+    /// then continuously, and after running dry it waits to be primed again, so bursts do
+    /// not chop it up.
     public func overlay(_ ring: SampleRing, onto output: UnsafeMutableBufferPointer<Float>) -> Bool {
         if !overlayPrimed {
             guard ring.availableFloats >= SourceMixer.overlayPrimeSamples * AudioFormat.channels else { return false }
             overlayPrimed = true
         }
-        let wanted = min(output.count, scratch.count)
-        let count = ring.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<wanted]))
-        if count < wanted { overlayPrimed = false }
-        for index in 0..<count { output[index] = SourceMixer.limit(output[index] + scratch[index]) }
+        let count = readStereo(ring, forAtMost: output.count / channels)
+        if count < output.count / channels { overlayPrimed = false }
+        addStereo(samples: count, onto: output)
         return count > 0
+    }
+
+    /// Moves stereo audio from `ring` into `output` as this mixer's channels (the first
+    /// two; both summed for mono; the others silent), without priming: the host's PCM when
+    /// nothing is captured. Returns the floats written.
+    public func spread(_ ring: SampleRing, into output: UnsafeMutableBufferPointer<Float>) -> Int {
+        if channels == AudioFormat.channels { return ring.read(into: output) }
+        let count = readStereo(ring, forAtMost: output.count / channels)
+        output.update(repeating: 0)
+        addStereo(samples: count, onto: output)
+        return count * channels
+    }
+
+    // Reads up to `samples` stereo samples from `ring` into the scratch buffer; returns how many.
+    private func readStereo(_ ring: SampleRing, forAtMost samples: Int) -> Int {
+        let wanted = min(samples, scratch.count / AudioFormat.channels) * AudioFormat.channels
+        return ring.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<wanted])) / AudioFormat.channels
+    }
+
+    // Adds the scratch buffer's first `samples` stereo samples onto `output` in this mixer's
+    // channels, limited.
+    private func addStereo(samples: Int, onto output: UnsafeMutableBufferPointer<Float>) {
+        for sample in 0..<samples {
+            let left = scratch[2 * sample], right = scratch[2 * sample + 1]
+            if channels == 1 {
+                output[sample] = SourceMixer.limit(output[sample] + 0.5 * (left + right))
+            } else {
+                let base = sample * channels
+                output[base] = SourceMixer.limit(output[base] + left)
+                output[base + 1] = SourceMixer.limit(output[base + 1] + right)
+            }
+        }
     }
 
     /// Forgets audio owed by a lagging source (after a gap, what arrives is new audio).
@@ -160,16 +197,20 @@ public final class SourceMixer {
         for other in 0..<inputs.count where other != index {
             othersHold = max(othersHold, inputs.ring(other).availableFloats)
         }
-        var backlog = min(debts[slot], ring.availableFloats - othersHold) & ~1
+        var backlog = wholeSamples(min(debts[slot], ring.availableFloats - othersHold))
         while backlog > 0 {
             let dropped = ring.read(
-                into: UnsafeMutableBufferPointer(rebasing: scratch[0..<min(backlog, scratch.count)]))
+                into: UnsafeMutableBufferPointer(rebasing: scratch[0..<wholeSamples(min(backlog, scratch.count))]))
             guard dropped > 0 else { return }
             debts[slot] -= dropped
             backlog -= dropped
-            lateDroppedSamples += UInt64(dropped / AudioFormat.channels)
+            lateDroppedSamples += UInt64(dropped / channels)
         }
     }
+
+    // `floats` rounded down to whole samples of `channels` floats.
+    @inline(__always)
+    private func wholeSamples(_ floats: Int) -> Int { floats - floats % channels }
 
     /// The limiter's knee: samples within ±knee pass unchanged.
     static let knee: Float = 0.8

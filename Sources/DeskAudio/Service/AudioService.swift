@@ -35,6 +35,7 @@ public final class AudioService: @unchecked Sendable {
     private var chosenDevices: [CaptureSource.Role: String] = [:]
     private var chosenApps: AppSelection?
     private var mutesHost = false
+    private var channelChoice = ChannelChoice.layout(.stereo)
     private var measuresAppLevels = false
     // Set by a stop asked for from inside the frame handler, cleared by any later start or
     // stop: the stop thread stops only if it is still set. Atomic: the handler's thread
@@ -92,8 +93,9 @@ public final class AudioService: @unchecked Sendable {
         let starting = wanted.filter { role in !sources.contains { $0.role == role } }
         if !wanted.isEmpty { delivery.resume() }  // undoes a stop asked for inside the handler
         if !starting.isEmpty {
-            _ = try runningWorker()
             let backend = try chosenBackend()
+            if worker == nil { try prepareLayout(on: backend) }
+            _ = try runningWorker()
             var started: [CaptureSource] = []
             do throws(DeskAudioError) {
                 for role in starting {
@@ -110,6 +112,58 @@ public final class AudioService: @unchecked Sendable {
         }
         for source in sources where !wanted.contains(source.role) { remove(source) }
         if sources.isEmpty { stopAll() }
+    }
+
+    /// Chooses the channels of the frames: a layout, or the default sink's own
+    /// (`ChannelChoice`). Applies from the next start from stopped: a capture running now
+    /// keeps its layout until it is stopped (enable(mic: false, app: false)) and started
+    /// again. Unless the host set a bitrate, each start takes the layout's default bitrate.
+    public func setChannels(_ choice: ChannelChoice) {
+        pthread_mutex_lock(control)
+        defer { pthread_mutex_unlock(control) }
+        channelChoice = choice
+    }
+
+    /// The channel layout of the frames: the running capture's, or what the next start
+    /// uses when the choice is a layout (stereo for the sink's own until a start reads it).
+    public var channelLayout: ChannelLayout {
+        pthread_mutex_lock(control)
+        defer { pthread_mutex_unlock(control) }
+        if worker == nil, case .layout(let layout) = channelChoice { return layout }
+        return pipeline?.encoder.layout ?? .stereo
+    }
+
+    /// The channel mapping the frames carry, with their layout: the running capture's, or
+    /// while stopped the one the next start uses, prepared now (the sink's own layout read
+    /// from the server). For a writer that must know them before the first frame (an Ogg
+    /// file's OpusHead). Blocks up to 3 s for the server.
+    public func prepareChannels() throws(DeskAudioError) -> (layout: ChannelLayout, mapping: OpusChannelMapping) {
+        pthread_mutex_lock(control)
+        defer { pthread_mutex_unlock(control) }
+        if worker == nil { try prepareLayout(on: try chosenBackend()) }
+        let encoder = try preparedPipeline().encoder
+        return (encoder.layout, encoder.mapping)
+    }
+
+    // Control lock held, stopped: the pipeline's encoder in the layout chosen (the sink's
+    // own read from `backend`'s server: the sink app audio records, or the default).
+    private func prepareLayout(on backend: AudioBackend?) throws(DeskAudioError) {
+        var layout = ChannelLayout.stereo
+        switch channelChoice {
+        case .layout(let chosen):
+            layout = chosen
+        case .sinkLayout:
+            let sinks = try backends.run(on: backend) { backend throws(DeskAudioError) in try backend.devices() }
+                .filter { $0.kind == .sink }
+            let sink = chosenDevices[.app].flatMap { name in sinks.first { $0.name == name } } ?? sinks.first { $0.isDefault }
+            layout = ChannelChoice.layout(forSinkChannels: sink?.channels ?? 0)
+            notices.log(.info, "channels: \(layout.channels), the layout of \(sink?.name ?? "no default sink") (\(sink?.channels ?? 0) channels)")
+        }
+        let bitrate = settings.useDefaults(for: layout)
+        let pipeline = try preparedPipeline()
+        guard pipeline.encoder.layout != layout else { return }
+        pipeline.replaceEncoder(
+            try OpusFrameEncoder(layout: layout, bitrate: bitrate, complexity: settings.requestedComplexity))
     }
 
     /// Takes interleaved PCM the host got elsewhere (HostPCMInput.push: any of its formats,
@@ -337,6 +391,9 @@ public final class AudioService: @unchecked Sendable {
         return try AudioBackend.fromEnvironment()
     }
 
+    // Control lock held: the layout the pipeline encodes (stereo before there is one).
+    private var preparedLayout: ChannelLayout { pipeline?.encoder.layout ?? .stereo }
+
     private func preparedPipeline() throws(DeskAudioError) -> FramePipeline {
         if let pipeline { return pipeline }
         let encoder = try OpusFrameEncoder(
@@ -446,12 +503,14 @@ public final class AudioService: @unchecked Sendable {
     // mix it.
     private func open(_ source: CaptureSource, backend: AudioBackend?) throws(DeskAudioError) {
         let feed = source.feed
-        feed.restart(name: source.role.name, frameFlags: source.role.frameFlags)
+        let layout = preparedLayout
+        feed.restart(name: source.role.name, frameFlags: source.role.frameFlags, channels: layout.channels)
         let target = source.target
         // Stalled again right after a reopen: the session manager is not linking the stream.
         let options = StreamOptions(
             linkingItself: source.stall.stallsInARow >= 2, ensuresSink: source.role == .app && ensuresSink.withLock { $0 },
-            periodSamples: min(max(settings.frameDuration.samples, FrameDuration.ms5.samples), FrameDuration.ms10.samples))
+            periodSamples: min(max(settings.frameDuration.samples, FrameDuration.ms5.samples), FrameDuration.ms10.samples),
+            layout: layout)
         let (stream, kind) = try backends.run(on: backend) { backend throws(DeskAudioError) in
             (try backend.openStream(target, into: feed, wake: wake, options: options), backend.kind)
         }

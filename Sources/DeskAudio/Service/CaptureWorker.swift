@@ -44,6 +44,7 @@ final class CaptureWorker: @unchecked Sendable {
     /// Starts the thread, and the delivery thread behind it.
     func start() throws(DeskAudioError) {
         precondition(thread == nil, "worker started twice")
+        mixer.channels = pipeline.channels
         mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
         stopRequested.store(false, ordering: .releasing)
         try delivery.start()
@@ -99,10 +100,12 @@ final class CaptureWorker: @unchecked Sendable {
                 mixer.forgetLateAudio()
             }
             slots.list(into: inputs)
+            // Whole samples of the pipeline's channels, so every chunk starts on one.
+            let chunk = UnsafeMutableBufferPointer(rebasing: self.chunk[0..<(self.chunk.count - self.chunk.count % mixer.channels)])
             var (count, sources) = mixer.pull(inputs, into: chunk)
             if inputs.count == 0 {
                 // No capture: the host's PCM alone, as fast as it comes.
-                count = hostRing.read(into: chunk)
+                count = mixer.spread(hostRing, into: chunk)
                 sources = count > 0 ? .host : AudioFrameHeader.Flags()  // (an array literal would allocate in a debug build)
             } else if count > 0,
                 mixer.overlay(hostRing, onto: UnsafeMutableBufferPointer(rebasing: chunk[0..<count]))
@@ -115,7 +118,7 @@ final class CaptureWorker: @unchecked Sendable {
             // Audio still waiting in the rings was captured after this chunk ended.
             let waiting = inputs.mostFloatsWaiting
             let laterNs =
-                UInt64(waiting / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+                UInt64(waiting / mixer.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
             let chunkEndNs = MonotonicClock.nowNs() &- laterNs
             lastChunkEndNs = chunkEndNs
             pipeline.process(

@@ -11,6 +11,8 @@ public final class EncoderSettings: Sendable {
     private let expectedLossPercent = Atomic<Int32>(0)
     private let gateEnabled = Atomic<Bool>(true)
     private let frameSamples = Atomic<Int>(FrameDuration.ms10.samples)
+    // True once the host chose a bitrate: a layout's default no longer replaces it.
+    private let bitrateChosen = Atomic<Bool>(false)
     private let adapter = LockedValue(BitrateAdapter())
 
     /// Settings at their defaults (128 kbit/s, complexity 10, FEC off, gate on, 10 ms frames).
@@ -33,7 +35,23 @@ public final class EncoderSettings: Sendable {
             throw .invalidArgument("bitrate \(value) is outside 6000...510000 bit/s")
         }
         bitrate.store(value, ordering: .relaxed)
+        bitrateChosen.store(true, ordering: .relaxed)
         adapter.withLock { $0.reset(to: value) }
+    }
+
+    /// A capture starts in `layout`: unless the host chose a bitrate, the layout's default
+    /// (64 kbit/s mono, 128 stereo, 256 for 5.1, 450 for 7.1) becomes the one requested and
+    /// the one loss reports step from. Returns the bitrate requested now.
+    @discardableResult
+    public func useDefaults(for layout: ChannelLayout) -> Int32 {
+        guard !bitrateChosen.load(ordering: .relaxed) else { return requestedBitrate }
+        let value = OpusFrameEncoder.defaultBitrate(for: layout)
+        let inRange = adapter.withLock { adapter -> Int32 in
+            adapter.reset(to: value)
+            return adapter.bitrate
+        }
+        bitrate.store(inRange, ordering: .relaxed)
+        return inRange
     }
 
     /// Requests a complexity (0–10).

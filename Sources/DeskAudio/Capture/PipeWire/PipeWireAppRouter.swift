@@ -141,8 +141,10 @@ final class PipeWireAppRouter {
     private func link(_ stream: UInt32, into node: UInt32) {
         guard node != UInt32.max else { return }
         let inputs = ports.filter { $0.value.node == node && !$0.value.isOutput }
+        let positions = Set(inputs.values.map(\.channel))
         for (outputID, output) in ports where output.node == stream && output.isOutput {
-            for (inputID, input) in inputs where PipeWireAppRouter.feeds(output.channel, into: input.channel) {
+            for (inputID, input) in inputs
+            where PipeWireAppRouter.feeds(output.channel, into: input.channel, of: positions) {
                 let pair = PortPair(output: outputID, input: inputID)
                 guard links[stream]?[pair] == nil else { continue }
                 guard let proxy = deskaudio_shim_create_link(connection.core, stream, outputID, node, inputID)
@@ -152,14 +154,18 @@ final class PipeWireAppRouter {
         }
     }
 
-    /// Whether an output channel goes into an input channel of the stereo capture: the same
-    /// side, or both for mono and centre; LFE into neither.
-    static func feeds(_ output: String, into input: String) -> Bool {
+    /// Whether an output channel goes into an input channel of a capture with the channels
+    /// `inputs`: into its own position when the capture has it; else a mono capture takes
+    /// every channel but LFE, and a stereo or surround one folds it to the same side, or to
+    /// both front sides for mono and centre; LFE goes nowhere it has no place of its own.
+    static func feeds(_ output: String, into input: String, of inputs: Set<String>) -> Bool {
+        if inputs.contains(output) { return input == output }
+        if inputs.contains("MONO") { return input == "MONO" && !output.hasPrefix("LFE") }
         switch output {
-        case "FL", "RL", "SL", "FLC", "RLC", "TFL", "TRL": input == "FL"
-        case "FR", "RR", "SR", "FRC", "RRC", "TFR", "TRR": input == "FR"
-        case "LFE", "LFE2": false
-        default: true  // MONO, FC, RC, unknown: both sides
+        case "FL", "RL", "SL", "FLC", "RLC", "TFL", "TRL": return input == "FL"
+        case "FR", "RR", "SR", "FRC", "RRC", "TFR", "TRR": return input == "FR"
+        case "LFE", "LFE2": return false
+        default: return input == "FL" || input == "FR"  // MONO, FC, RC, unknown
         }
     }
 }

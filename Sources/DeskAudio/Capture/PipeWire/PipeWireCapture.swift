@@ -4,7 +4,8 @@ import Glibc
 import Synchronization
 
 /// Captures one PipeWire stream on its own `pw_thread_loop`, asking the server for
-/// 48 kHz stereo F32 in 10 ms buffers (the server converts). The process callback runs
+/// 48 kHz F32 in the options' channel layout (stereo by default) and period (the server
+/// converts). The process callback runs
 /// on PipeWire's real-time data thread and only copies into a `SampleRing` and wakes
 /// the worker: no allocation, no lock.
 final class PipeWireCapture: CaptureStream, @unchecked Sendable {
@@ -24,6 +25,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     // Written on the loop thread with the loop lock held; read with it held.
     private var running = false
     private var periodSamples = FrameDuration.ms10.samples
+    private var layout = ChannelLayout.stereo
 
     /// True once the stream errored or was disconnected after it had started.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -59,6 +61,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     {
         precondition(connection == nil && hostMute == nil, "start called twice")
         periodSamples = options.periodSamples
+        layout = options.layout
         // The mute starts first, with no lock of this connection held: its start waits for
         // the session manager, which may be waiting on this connection's stream node.
         if case .applications(let selection) = target, selection.mutesHost {
@@ -197,7 +200,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         pw_stream_add_listener(newStream, listener, events, Unmanaged.passUnretained(self).toOpaque())
 
         let result = PipeWireStereoInput.connect(
-            newStream, flags: autoconnect | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+            newStream, flags: autoconnect | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue,
+            layout: layout)
         guard result >= 0 else {
             throw .streamFailed("PipeWire refused the capture stream: \(String(cString: strerror(-result)))")
         }

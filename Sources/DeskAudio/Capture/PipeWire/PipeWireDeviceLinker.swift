@@ -77,8 +77,10 @@ final class PipeWireDeviceLinker {
         let capture = captureNode()
         guard let device = deviceNode, capture != UInt32.max else { return }
         let outputs = ports.filter { $0.value.node == device && $0.value.isOutput && $0.value.isMonitor == recordsMonitor }
+        let positions = Set(ports.values.filter { $0.node == capture && !$0.isOutput }.map(\.channel))
         for (inputID, input) in ports where input.node == capture && !input.isOutput && links[inputID] == nil {
-            for (outputID, output) in outputs where PipeWireAppRouter.feeds(output.channel, into: input.channel) {
+            for (outputID, output) in outputs
+            where PipeWireAppRouter.feeds(output.channel, into: input.channel, of: positions) {
                 guard let proxy = deskaudio_shim_create_link(connection.core, device, outputID, capture, inputID)
                 else { continue }
                 // One link per input port is enough for a stereo device; a mono one feeds both.

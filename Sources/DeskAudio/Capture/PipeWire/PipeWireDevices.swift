@@ -46,6 +46,7 @@ struct PipeWireDevices {
 /// The registry and metadata listeners behind `PipeWireDevices.read`. Loop thread or lock held.
 private final class PipeWireDeviceReader {
     private struct Node {
+        var id: UInt32
         var name: String
         var description: String
         var mediaClass: String
@@ -55,6 +56,8 @@ private final class PipeWireDeviceReader {
     private var registry: PipeWireRegistry?
     private var metadata: PipeWireMetadata?
     private var nodes: [Node] = []
+    // Input ports per node id: a sink's channels.
+    private var inputPorts: [UInt32: Int] = [:]
     private var defaultSink: String?
     private var defaultSource: String?
 
@@ -87,7 +90,7 @@ private final class PipeWireDeviceReader {
                 devices.devices.append(
                     CaptureDevice(
                         kind: .sink, name: node.name, description: node.description,
-                        isDefault: node.name == defaultSink))
+                        isDefault: node.name == defaultSink, channels: inputPorts[node.id] ?? 0))
             } else if node.mediaClass.hasPrefix("Audio/Source") {
                 devices.devices.append(
                     CaptureDevice(
@@ -106,7 +109,11 @@ private final class PipeWireDeviceReader {
                 return
             }
             nodes.append(
-                Node(name: name, description: property(PW_KEY_NODE_DESCRIPTION) ?? name, mediaClass: mediaClass))
+                Node(id: id, name: name, description: property(PW_KEY_NODE_DESCRIPTION) ?? name, mediaClass: mediaClass))
+        case "PipeWire:Interface:Port":
+            guard property(PW_KEY_PORT_DIRECTION) == "in", let node = property(PW_KEY_NODE_ID).flatMap(UInt32.init)
+            else { return }
+            inputPorts[node, default: 0] += 1
         case "PipeWire:Interface:Metadata":
             guard metadata == nil, property(PW_KEY_METADATA_NAME) == PipeWireMetadata.defaultName else { return }
             metadata = PipeWireMetadata(id: id, type: type, registry: registry?.proxy) { [unowned self] _, key, value in

@@ -1,13 +1,17 @@
 import CPipeWire
 import DeskAudioShim
 
-/// What every input stream of the library asks PipeWire for, 48 kHz stereo F32 (FL, FR) with
-/// the server converting, and how such a stream's buffers are read. (The remote microphone's
-/// output stream offers the same format.)
+/// What every input stream of the library asks PipeWire for, 48 kHz F32 in a channel layout
+/// (stereo FL FR unless asked otherwise) with the server converting, and how such a stream's
+/// buffers are read. (The remote microphone's output stream offers stereo the same way.)
 enum PipeWireStereoInput {
-    /// Connects `stream` as an input (or `direction`) in that format, with `flags`
-    /// (pw_stream_flags bits); returns pw_stream_connect's result.
-    static func connect(_ stream: OpaquePointer, flags: UInt32, direction: spa_direction = SPA_DIRECTION_INPUT) -> Int32 {
+    /// Connects `stream` as an input (or `direction`) in that format with `layout`'s
+    /// channels and positions, with `flags` (pw_stream_flags bits); returns
+    /// pw_stream_connect's result.
+    static func connect(
+        _ stream: OpaquePointer, flags: UInt32, direction: spa_direction = SPA_DIRECTION_INPUT,
+        layout: ChannelLayout = .stereo
+    ) -> Int32 {
         var podBuffer = [UInt8](repeating: 0, count: 1024)
         return podBuffer.withUnsafeMutableBytes { bytes -> Int32 in
             var builder = spa_pod_builder()
@@ -15,10 +19,11 @@ enum PipeWireStereoInput {
             var info = spa_audio_info_raw()
             info.format = SPA_AUDIO_FORMAT_F32
             info.rate = UInt32(AudioFormat.sampleRate)
-            info.channels = UInt32(AudioFormat.channels)
+            info.channels = UInt32(layout.channels)
             withUnsafeMutableBytes(of: &info.position) { positions in
-                positions.storeBytes(of: SPA_AUDIO_CHANNEL_FL.rawValue, toByteOffset: 0, as: UInt32.self)
-                positions.storeBytes(of: SPA_AUDIO_CHANNEL_FR.rawValue, toByteOffset: 4, as: UInt32.self)
+                for (index, position) in spaPositions(layout).enumerated() {
+                    positions.storeBytes(of: position.rawValue, toByteOffset: 4 * index, as: UInt32.self)
+                }
             }
             var params: [UnsafePointer<spa_pod>?] = [
                 UnsafePointer(spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat.rawValue, &info))
@@ -26,6 +31,15 @@ enum PipeWireStereoInput {
             return pw_stream_connect(
                 stream, direction, UInt32.max /* PW_ID_ANY */, pw_stream_flags(flags), &params, 1)
         }
+    }
+
+    /// SPA's channel positions for `layout`, in its order.
+    static func spaPositions(_ layout: ChannelLayout) -> [spa_audio_channel] {
+        let all = [
+            SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE,
+            SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR, SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR,
+        ]
+        return layout == .mono ? [SPA_AUDIO_CHANNEL_MONO] : Array(all.prefix(layout.channels))
     }
 
     /// Data thread: hands the interleaved samples of the next buffer `stream` holds to `body`

@@ -38,12 +38,15 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     private let mixed: UnsafeMutableBufferPointer<Float>
     private let silence: UnsafeMutableBufferPointer<Float>
     private var warnedFull = false
+    private let layout: ChannelLayout
 
     /// True once the server connection or the clock stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
-    /// A capture of what `selection` takes, written to `feed`.
-    init(selection: AppSelection, feed: SourceFeed, wake: WakeSignal) {
+    /// A capture of what `selection` takes, written to `feed` in `layout`'s channels.
+    init(selection: AppSelection, feed: SourceFeed, wake: WakeSignal, layout: ChannelLayout = .stereo) {
+        self.layout = layout
+        mixer.channels = layout.channels
         self.selection = selection
         self.feed = feed
         self.wake = wake
@@ -191,7 +194,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
             return
         }
         let tap = PulseStreamTap(
-            .sinkInput(input.index), device: monitor, slot: slot, silence: UnsafeBufferPointer(silence),
+            .sinkInput(input.index), device: monitor, slot: slot, silence: UnsafeBufferPointer(silence), layout: layout,
             onRead: { [unowned self] _, _ in mixAvailable() },
             onEnd: { [unowned self] tap in tapEnded(tap) })
         if selection.measuresLevels { tap.meter = feed.appLevels.meter(for: stream) }
@@ -228,7 +231,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
 
     private func startClock(on monitor: String) {
         let tap = PulseStreamTap(
-            .clock, device: monitor, slot: 0, silence: UnsafeBufferPointer(silence),
+            .clock, device: monitor, slot: 0, silence: UnsafeBufferPointer(silence), layout: layout,
             onRead: { [unowned self] _, stream in
                 if let latency = PulseConnection.latencyNs(of: stream) { feed.reportServerLatency(nanoseconds: latency) }
                 mixAvailable()
@@ -279,7 +282,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
             mixer.forgetLateAudio()
         }
         while true {
-            let (count, _) = mixer.pull(inputs, into: mixed)
+            let (count, _) = mixer.pull(inputs, into: UnsafeMutableBufferPointer(rebasing: mixed[0..<(mixed.count - mixed.count % layout.channels)]))
             guard count > 0 else { break }
             feed.write(UnsafeBufferPointer(rebasing: mixed[0..<count]))
         }

@@ -18,7 +18,7 @@ final class PulseBackend: CaptureBackend {
         }
         guard case .applications(let selection) = target else {
             let stream = PulseCapture(
-                feed: feed, wake: wake, periodSamples: options.periodSamples,
+                feed: feed, wake: wake, periodSamples: options.periodSamples, layout: options.layout,
                 onStop: virtualSink.map { sink in { sink.unload() } })
             if let virtualSink {
                 feed.notices.log(.info, "\(feed.name): the server has no sink: loaded \(virtualSink.name) for this capture")
@@ -30,7 +30,7 @@ final class PulseBackend: CaptureBackend {
             return stream
         }
         guard selection.mutesHost else {
-            let stream = PulseAppCapture(selection: selection, feed: feed, wake: wake)
+            let stream = PulseAppCapture(selection: selection, feed: feed, wake: wake, layout: options.layout)
             try stream.start()
             return stream
         }
@@ -41,7 +41,8 @@ final class PulseBackend: CaptureBackend {
             mute.finish()
             throw error
         }
-        let stream = PulseCapture(feed: feed, wake: wake, periodSamples: options.periodSamples, onStop: { mute.finish() })
+        let stream = PulseCapture(
+            feed: feed, wake: wake, periodSamples: options.periodSamples, layout: options.layout, onStop: { mute.finish() })
         try stream.start(.sinkMonitor(named: mute.sinkName))
         return stream
     }

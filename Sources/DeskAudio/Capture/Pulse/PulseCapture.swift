@@ -28,16 +28,20 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private var onStop: (() -> Void)?
     // Samples per channel per fragment the server is asked for.
     private let periodSamples: Int
+    // The channels asked of the server.
+    private let layout: ChannelLayout
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
     /// A stream writing to `feed`, handed fragments of `periodSamples` samples per channel;
-    /// `onStop` runs once when it stops (a started mute's finish, a virtual sink's unload).
+    /// `onStop` runs once when it stops (a started mute's finish, a virtual sink's unload);
+    /// it records in `layout`'s channels.
     init(
         feed: SourceFeed, wake: WakeSignal, periodSamples: Int = FrameDuration.ms10.samples,
-        onStop: (() -> Void)? = nil
+        layout: ChannelLayout = .stereo, onStop: (() -> Void)? = nil
     ) {
+        self.layout = layout
         self.feed = feed
         self.wake = wake
         self.periodSamples = periodSamples
@@ -95,7 +99,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private func recordLocked(
         from device: String, on connection: PulseConnection, deadline: UInt64
     ) throws(DeskAudioError) {
-        guard let newStream = connection.newRecordStream(named: "DeskAudio capture") else {
+        guard let newStream = connection.newRecordStream(named: "DeskAudio capture", layout: layout) else {
             throw .streamFailed("PulseAudio refused the stream: \(connection.failureText)")
         }
         stream = newStream
@@ -104,7 +108,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             { stream, _, userData in
                 Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().readAvailable(stream)
             }, Unmanaged.passUnretained(self).toOpaque())
-        var attributes = PulseConnection.fragments(ofSamples: periodSamples)
+        var attributes = PulseConnection.fragments(ofSamples: periodSamples, channels: layout.channels)
         // Timing updates let the read callback ask the server's latency without a round trip.
         // A device the host named is kept: when it goes, the stream fails (and is reopened
         // once the device is back) instead of being moved to another one.

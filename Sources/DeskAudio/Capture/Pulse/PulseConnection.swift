@@ -59,22 +59,40 @@ final class PulseConnection: MainLoopLocking {
     /// Releases the main loop lock.
     func unlock() { pulse.pa_threaded_mainloop_unlock(mainloop) }
 
-    /// Lock held: a new record stream named `name` for 48 kHz stereo F32LE (the server
-    /// converts from whatever its device runs at); nil when the server refused.
-    func newRecordStream(named name: String) -> OpaquePointer? {
+    /// Lock held: a new record stream named `name` for 48 kHz F32LE in `layout`'s channels
+    /// and positions (the server converts and remixes from whatever its device has); nil
+    /// when the server refused.
+    func newRecordStream(named name: String, layout: ChannelLayout = .stereo) -> OpaquePointer? {
         var spec = pa_sample_spec(
-            format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate), channels: UInt8(AudioFormat.channels))
-        var map = pa_channel_map()
-        _ = pulse.pa_channel_map_init_stereo(&map)
+            format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate), channels: UInt8(layout.channels))
+        var map = PulseConnection.channelMap(layout)
         return pulse.pa_stream_new(context, name, &spec, &map)
+    }
+
+    /// PulseAudio's channel map of `layout`, in its order.
+    static func channelMap(_ layout: ChannelLayout) -> pa_channel_map {
+        let all = [
+            PA_CHANNEL_POSITION_FRONT_LEFT, PA_CHANNEL_POSITION_FRONT_RIGHT, PA_CHANNEL_POSITION_FRONT_CENTER,
+            PA_CHANNEL_POSITION_LFE, PA_CHANNEL_POSITION_REAR_LEFT, PA_CHANNEL_POSITION_REAR_RIGHT,
+            PA_CHANNEL_POSITION_SIDE_LEFT, PA_CHANNEL_POSITION_SIDE_RIGHT,
+        ]
+        let positions = layout == .mono ? [PA_CHANNEL_POSITION_MONO] : Array(all.prefix(layout.channels))
+        var map = pa_channel_map()
+        map.channels = UInt8(positions.count)
+        withUnsafeMutableBytes(of: &map.map) { slots in
+            for (index, position) in positions.enumerated() {
+                slots.storeBytes(of: position.rawValue, toByteOffset: index * MemoryLayout<pa_channel_position_t>.stride, as: Int32.self)
+            }
+        }
+        return map
     }
 
     /// Buffer attributes for a record stream handed audio in fragments of `samples` samples
     /// per channel (left at its default, PulseAudio hands audio over in blocks of seconds).
-    static func fragments(ofSamples samples: Int) -> pa_buffer_attr {
+    static func fragments(ofSamples samples: Int, channels: Int = AudioFormat.channels) -> pa_buffer_attr {
         pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-            fragsize: UInt32(samples * AudioFormat.channels * MemoryLayout<Float>.size))
+            fragsize: UInt32(samples * channels * MemoryLayout<Float>.size))
     }
 
     /// Main loop thread: hands `body` each fragment `stream` has ready, in order, as samples,

@@ -7,7 +7,9 @@ enum PulseDevices {
         let server = try PulseServerSnapshot.read(on: connection, deadline: deadline, withInputs: false)
         // A mute's sink is the library's, not a device.
         let sinks = server.sinks.filter { !$0.name.hasPrefix(PulseHostMute.sinkNamePrefix) }.map {
-            CaptureDevice(kind: .sink, name: $0.name, description: $0.description, isDefault: $0.name == server.defaultSink)
+            CaptureDevice(
+                kind: .sink, name: $0.name, description: $0.description, isDefault: $0.name == server.defaultSink,
+                channels: $0.channels)
         }
         let sources = server.sources.filter { !$0.isMonitor }.map {
             CaptureDevice(

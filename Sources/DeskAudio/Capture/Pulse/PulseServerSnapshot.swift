@@ -15,6 +15,8 @@ struct PulseServerSnapshot {
         var isSuspended: Bool
         /// The name of its monitor source, if it has one.
         var monitorSource: String?
+        /// Its channels.
+        var channels: Int = 0
     }
 
     /// A source as introspection gives it.
@@ -62,7 +64,8 @@ struct PulseServerSnapshot {
                             index: sink.index, name: name, description: sink.description.map { String(cString: $0) } ?? name,
                             isMuted: sink.mute != 0, volumePercent: PulseServerSnapshot.percent(of: sink.volume),
                             isSuspended: sink.state == PA_SINK_SUSPENDED,
-                            monitorSource: sink.monitor_source_name.map { String(cString: $0) }))
+                            monitorSource: sink.monitor_source_name.map { String(cString: $0) },
+                            channels: Int(sink.sample_spec.channels)))
                 }, userData),
             until: deadline, what: "the sink list")
         try connection.complete(

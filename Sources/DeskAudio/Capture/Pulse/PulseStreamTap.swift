@@ -21,7 +21,7 @@ final class PulseStreamTap {
     let slot: Int
     /// Audio read and not yet mixed: 0.5 s (the mix waits up to 250 ms for a lagging tap,
     /// while the others' audio queues here).
-    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * AudioFormat.channels)
+    let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * ChannelLayout.surround71.channels)
     /// True once the capture has taken it into its mix (at its first audio).
     var hasDelivered = false
     /// Where what it records is measured, if anywhere.
@@ -30,13 +30,17 @@ final class PulseStreamTap {
     private let onRead: (PulseStreamTap, OpaquePointer) -> Void
     private let onEnd: (PulseStreamTap) -> Void
     private let silence: UnsafeBufferPointer<Float>
+    private let layout: ChannelLayout
 
     /// A tap of `kind` on the monitor source `device`, not started. `onRead` runs after each
     /// read, `onEnd` once if the server ends the stream; `silence` holds zeros for the clock.
+    /// It records in `layout`'s channels.
     init(
-        _ kind: Kind, device: String, slot: Int, silence: UnsafeBufferPointer<Float>,
+        _ kind: Kind, device: String, slot: Int, silence: UnsafeBufferPointer<Float>, layout: ChannelLayout,
         onRead: @escaping (PulseStreamTap, OpaquePointer) -> Void, onEnd: @escaping (PulseStreamTap) -> Void
     ) {
+        self.layout = layout
+        ring.setChannels(layout.channels, minimumFloats: AudioFormat.sampleRate / 2 * layout.channels)
         self.kind = kind
         self.device = device
         self.slot = slot
@@ -48,7 +52,7 @@ final class PulseStreamTap {
     /// Lock held: asks the server for the stream (10 ms fragments); false when it refused at once.
     func start(on connection: PulseConnection) -> Bool {
         let name = kind == .clock ? "DeskAudio clock" : "DeskAudio app capture"
-        guard let newStream = connection.newRecordStream(named: name) else { return false }
+        guard let newStream = connection.newRecordStream(named: name, layout: layout) else { return false }
         stream = newStream
         if case .sinkInput(let index) = kind { _ = pulse.pa_stream_set_monitor_stream(newStream, index) }
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -63,7 +67,7 @@ final class PulseStreamTap {
                 let tap = Unmanaged<PulseStreamTap>.fromOpaque(userData!).takeUnretainedValue()
                 tap.onEnd(tap)
             }, me)
-        var attributes = PulseConnection.fragments(ofSamples: FrameDuration.ms10.samples)
+        var attributes = PulseConnection.fragments(ofSamples: FrameDuration.ms10.samples, channels: layout.channels)
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue)
