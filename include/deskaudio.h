@@ -86,6 +86,12 @@ extern "C" {
  */
 #define DESKAUDIO_DECODER_MAX_SAMPLES 7680
 
+/** deskaudio_decoder_create_with_output(): each frame's own channels. */
+#define DESKAUDIO_DECODER_AS_SENT 0
+
+/** The most channels a decoder writes (7.1). */
+#define DESKAUDIO_DECODER_MAX_CHANNELS 8
+
 /** Kinds of capture device, as deskaudio_list_devices() reports them. */
 typedef enum deskaudio_device_kind {
     /** An output (sink): capturing it records what is played to it, as app audio. */
@@ -907,12 +913,31 @@ int32_t deskaudio_parse_frame(const uint8_t *bytes, size_t len, deskaudio_frame_
  */
 deskaudio_decoder *deskaudio_decoder_create(void);
 
+/**
+ * Creates a decoder writing `channels`: 2 is deskaudio_decoder_create() (surround folded to
+ * stereo: L = FL + 0.707 FC + 0.707 RL (+ 0.707 SL), R likewise, LFE left out), and
+ * DESKAUDIO_DECODER_AS_SENT writes each frame's own channels in the servers' order (FL FR
+ * FC LFE RL RR SL SR: 6 for 5.1, 8 for 7.1; mono and stereo frames as 2), for a viewer with
+ * surround speakers; deskaudio_decoder_get_channels() says how many the last frame had, and
+ * `pcm` must then hold `max_samples` × DESKAUDIO_DECODER_MAX_CHANNELS floats. Anything else:
+ * NULL with DESKAUDIO_ERROR_INVALID_ARGUMENT (deskaudio_last_error() says why).
+ */
+deskaudio_decoder *deskaudio_decoder_create_with_output(int32_t channels);
+
+/**
+ * Interleaved channels of what deskaudio_decoder_decode() wrote last: 2, or for a decoder
+ * made with DESKAUDIO_DECODER_AS_SENT the last frame's (2 until one arrives); a negative
+ * deskaudio_status for NULL.
+ */
+int32_t deskaudio_decoder_get_channels(deskaudio_decoder *decoder);
+
 /** Frees a decoder; NULL is ignored. */
 void deskaudio_decoder_destroy(deskaudio_decoder *decoder);
 
 /**
- * Decodes one AudioFrame into `pcm` (interleaved stereo float, 48 kHz), which holds
- * `max_samples` samples per channel. Returns the samples per channel written: first the
+ * Decodes one AudioFrame into `pcm` (interleaved float, 48 kHz: stereo, or as sent for a
+ * decoder made so), which holds `max_samples` samples per channel (of 2 channels, or of
+ * DESKAUDIO_DECODER_MAX_CHANNELS as sent). Returns the samples per channel written: first the
  * concealment of frames lost just before this one, if any, then the frame (its
  * frame_samples: 480 for 10 ms, 120 to 960 for the other lengths a sender may choose); 0 for a
  * late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code

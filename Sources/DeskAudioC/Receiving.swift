@@ -62,6 +62,41 @@ public func deskaudio_decoder_create() -> deskaudio_decoder? {
     return created.map(Handle.retained)
 }
 
+/// deskaudio_decoder_create_with_output(): each frame's own channels.
+public let DESKAUDIO_DECODER_AS_SENT: Int32 = 0
+
+/// The most channels a decoder writes (7.1).
+public let DESKAUDIO_DECODER_MAX_CHANNELS: Int32 = 8
+
+/// Creates a decoder writing `channels`: 2 is deskaudio_decoder_create() (surround folded to
+/// stereo: L = FL + 0.707 FC + 0.707 RL (+ 0.707 SL), R likewise, LFE left out), and
+/// DESKAUDIO_DECODER_AS_SENT writes each frame's own channels in the servers' order (FL FR
+/// FC LFE RL RR SL SR: 6 for 5.1, 8 for 7.1; mono and stereo frames as 2), for a viewer with
+/// surround speakers; deskaudio_decoder_get_channels() says how many the last frame had, and
+/// `pcm` must then hold `max_samples` × DESKAUDIO_DECODER_MAX_CHANNELS floats. Anything else:
+/// NULL with DESKAUDIO_ERROR_INVALID_ARGUMENT (deskaudio_last_error() says why).
+@_cdecl("deskaudio_decoder_create_with_output")
+public func deskaudio_decoder_create_with_output(_ channels: Int32) -> deskaudio_decoder? {
+    var created: FrameReceiver?
+    _ = status { () throws(DeskAudioError) in
+        switch channels {
+        case 2: created = try FrameReceiver(output: .stereo)
+        case DESKAUDIO_DECODER_AS_SENT: created = try FrameReceiver(output: .asSent)
+        default: throw .invalidArgument("decoder output \(channels) is not 2 or DESKAUDIO_DECODER_AS_SENT (0)")
+        }
+    }
+    return created.map(Handle.retained)
+}
+
+/// Interleaved channels of what deskaudio_decoder_decode() wrote last: 2, or for a decoder
+/// made with DESKAUDIO_DECODER_AS_SENT the last frame's (2 until one arrives); a negative
+/// deskaudio_status for NULL.
+@_cdecl("deskaudio_decoder_get_channels")
+public func deskaudio_decoder_get_channels(_ decoder: deskaudio_decoder?) -> Int32 {
+    guard let decoder else { return invalidArgument("deskaudio_decoder_get_channels: decoder is NULL") }
+    return Int32(receiver(of: decoder).channels)
+}
+
 /// Frees a decoder; NULL is ignored.
 @_cdecl("deskaudio_decoder_destroy")
 public func deskaudio_decoder_destroy(_ decoder: deskaudio_decoder?) {
@@ -69,8 +104,9 @@ public func deskaudio_decoder_destroy(_ decoder: deskaudio_decoder?) {
     Handle.release(decoder, as: FrameReceiver.self)
 }
 
-/// Decodes one AudioFrame into `pcm` (interleaved stereo float, 48 kHz), which holds
-/// `max_samples` samples per channel. Returns the samples per channel written: first the
+/// Decodes one AudioFrame into `pcm` (interleaved float, 48 kHz: stereo, or as sent for a
+/// decoder made so), which holds `max_samples` samples per channel (of 2 channels, or of
+/// DESKAUDIO_DECODER_MAX_CHANNELS as sent). Returns the samples per channel written: first the
 /// concealment of frames lost just before this one, if any, then the frame (its
 /// frame_samples: 480 for 10 ms, 120 to 960 for the other lengths a sender may choose); 0 for a
 /// late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code
@@ -86,11 +122,12 @@ public func deskaudio_decoder_decode(
     }
     guard max_samples <= 1 << 24 else { return invalidArgument("max_samples \(max_samples) is absurd") }
     let receiver = receiver(of: decoder)
+    let channels = receiver.output == .stereo ? 2 : Int(DESKAUDIO_DECODER_MAX_CHANNELS)
     return valueOrStatus { () throws(DeskAudioError) in
         Int32(
             try receiver.receive(
                 UnsafeRawBufferPointer(start: frame, count: len),
-                into: UnsafeMutableBufferPointer(start: pcm, count: max_samples * 2)))
+                into: UnsafeMutableBufferPointer(start: pcm, count: max_samples * channels)))
     }
 }
 

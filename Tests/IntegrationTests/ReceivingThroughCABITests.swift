@@ -1,6 +1,7 @@
 import DeskAudio
 import DeskAudioC
 import DeskAudioCTypes
+import Foundation
 import TestSupport
 import Testing
 
@@ -91,5 +92,53 @@ import Testing
         #expect(tooSmall == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
         #expect(deskaudio_decoder_get_stats(decoder, nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
         deskaudio_decoder_destroy(nil)
+    }
+
+    /// A 5.1 stream through the C decoder: made with DESKAUDIO_DECODER_AS_SENT it writes the
+    /// six channels in the servers' order (each channel's tone where it was sent); made with
+    /// 2 (or deskaudio_decoder_create()) it folds them to stereo.
+    @Test func aSurroundStreamDecodesAsSentOrFoldedToStereo() throws {
+        let tones: [Double] = [500, 700, 900, 60, 1100, 1300]
+        var input = [Float](repeating: 0, count: 48_000 * 6)
+        for channel in 0..<6 {
+            for sample in 0..<48_000 {
+                input[sample * 6 + channel] = 0.25 * Float(sin(2 * Double.pi * tones[channel] * Double(sample) / 48_000))
+            }
+        }
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder(layout: .surround51))
+        var frames: [[UInt8]] = []
+        input.withUnsafeBufferPointer { chunk in pipeline.process(chunk, endTimeNs: 0) { frames.append(Array($0)) } }
+
+        func decodeAll(_ decoder: deskaudio_decoder, floatsPerSample: Int) -> [Float] {
+            var pcm = [Float](repeating: 0, count: Int(DESKAUDIO_DECODER_MAX_SAMPLES) * floatsPerSample)
+            var out: [Float] = []
+            for frame in frames {
+                let samples = frame.withUnsafeBufferPointer { bytes in
+                    deskaudio_decoder_decode(decoder, bytes.baseAddress, bytes.count, &pcm, Int(DESKAUDIO_DECODER_MAX_SAMPLES))
+                }
+                #expect(samples == 480)
+                out += pcm[0..<(Int(samples) * Int(deskaudio_decoder_get_channels(decoder)))]
+            }
+            return out
+        }
+        let asSent = try #require(deskaudio_decoder_create_with_output(DESKAUDIO_DECODER_AS_SENT))
+        defer { deskaudio_decoder_destroy(asSent) }
+        #expect(deskaudio_decoder_get_channels(asSent) == 2, "2 until a frame arrives")
+        let six = decodeAll(asSent, floatsPerSample: Int(DESKAUDIO_DECODER_MAX_CHANNELS))
+        #expect(deskaudio_decoder_get_channels(asSent) == 6)
+        #expect(six.count == 48_000 * 6)
+        for channel in 0..<6 {
+            let samples = (12_000..<36_000).map { six[$0 * 6 + channel] }
+            let own = SignalAnalysis.toneLevelDecibels(samples, frequency: tones[channel])
+            #expect(abs(own - 20 * log10(0.25 / 2.0.squareRoot())) <= 1, "channel \(channel): \(own) dBFS")
+        }
+        let folded = try #require(deskaudio_decoder_create_with_output(2))
+        defer { deskaudio_decoder_destroy(folded) }
+        let stereo = decodeAll(folded, floatsPerSample: 2)
+        #expect(deskaudio_decoder_get_channels(folded) == 2 && stereo.count == 48_000 * 2)
+        let left = (12_000..<36_000).map { stereo[$0 * 2] }
+        #expect(abs(SignalAnalysis.toneLevelDecibels(left, frequency: 900) - (20 * log10(0.25 / 2.0.squareRoot()) - 3.01)) <= 1)
+        #expect(deskaudio_decoder_create_with_output(6) == nil)
+        #expect(String(cString: deskaudio_last_error()!).contains("not 2 or DESKAUDIO_DECODER_AS_SENT"))
     }
 }

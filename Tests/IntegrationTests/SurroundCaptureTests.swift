@@ -202,14 +202,14 @@ extension RealServerTests {
         }
 
         /// `deskaudio record --channels N`: a standard Ogg Opus file with channel mapping
-        /// family 1 that ffmpeg's own Opus decoder (not libopus) plays with each channel in
-        /// its place (ffmpeg's 5.1 and 7.1 orders are the servers').
+        /// family 1 (opusinfo) that ffmpeg's own Opus decoder (not libopus) and GStreamer's
+        /// opusdec play with each channel in its place (their 5.1 and 7.1 orders are the servers').
         /// (Not in scripts/server-root's Debian 13 root, which carries the servers and no
         /// ffmpeg: the file is the same bytes from the same code on either stack.)
         @Test(
             .disabled(
                 if: ProcessInfo.processInfo.environment["DESKAUDIO_TEST_STACK"] == "Debian 13",
-                "the Debian 13 root has no ffmpeg; this runs against Debian 12's servers"),
+                "the Debian 13 root has no ffmpeg or GStreamer; this runs against Debian 12's servers"),
             arguments: [ChannelLayout.surround51, .surround71])
         func theCommandLineFileDecodesInFFmpegWithEveryChannelInPlace(layout: ChannelLayout) throws {
             try withSurroundSink(layout, plainPulseAudio: false) {
@@ -239,9 +239,19 @@ extension RealServerTests {
                 let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
                 let worst = expectEachToneInItsChannel(
                     try steadySecond(of: samples, channels: layout.channels), "ffmpeg, \(layout.channels) channels")
+                // GStreamer's opusdec (its natural channel-mask order is the servers' too).
+                let gstRaw = opus + ".gst.f32"
+                let gst = try ExternalTools.run(
+                    ["gst-launch-1.0", "-q", "filesrc", "location=\(opus)", "!", "oggdemux", "!", "opusdec", "!", "audioconvert",
+                     "!", "audio/x-raw,format=F32LE", "!", "filesink", "location=\(gstRaw)"])
+                try #require(gst.status == 0, "gst-launch: \(gst.error)")
+                let gstData = try Data(contentsOf: URL(fileURLWithPath: gstRaw))
+                let gstSamples = gstData.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                let gstWorst = expectEachToneInItsChannel(
+                    try steadySecond(of: gstSamples, channels: layout.channels), "GStreamer, \(layout.channels) channels")
                 print(
                     "measured: deskaudio record --channels \(layout.channels) → ffmpeg's opus decoder (\(probe.output.trimmingCharacters(in: .whitespacesAndNewlines))): "
-                        + "worst other-channel tone \((worst * 10).rounded() / 10) dB")
+                        + "worst other-channel tone \((worst * 10).rounded() / 10) dB; GStreamer's opusdec: \((gstWorst * 10).rounded() / 10) dB")
             }
         }
 
