@@ -1,35 +1,13 @@
-//! Records app audio through libdeskaudio for a few seconds, decodes every AudioFrame with
-//! the library's decoder, and checks that the expected tone came through.
+//! Records app audio through libdeskaudio's safe Rust crate for a few seconds, decodes every
+//! AudioFrame with the crate's decoder, and checks that the expected tone came through.
 //!
 //!     deskaudio-rust-host [SECONDS] [EXPECTED_HZ]      (defaults: 3, 1000)
 //!
 //! Exit status 0 when the tone is there (at least 90 % of the decoded energy), 1 otherwise.
-#![allow(non_camel_case_types, non_upper_case_globals, dead_code)]
+#![deny(unsafe_code)]
 
-mod sys {
-    #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]
-    include!(concat!(env!("OUT_DIR"), "/deskaudio.rs"));
-}
-
-use std::ffi::{c_void, CStr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// Frames the callback received, in order.
-struct Received {
-    frames: Mutex<Vec<Vec<u8>>>,
-}
-
-/// The frame callback: copies the AudioFrame (valid only during the call).
-unsafe extern "C" fn on_frame(frame: *const u8, len: sys::size_t, user_data: *mut c_void) {
-    let received = &*(user_data as *const Received);
-    let bytes = std::slice::from_raw_parts(frame, len as usize).to_vec();
-    received.frames.lock().unwrap().push(bytes);
-}
-
-fn last_error() -> String {
-    unsafe { CStr::from_ptr(sys::deskaudio_last_error()) }.to_string_lossy().into_owned()
-}
 
 /// Power of `frequency` in `samples` (Goertzel), as the RMS level of that sine component.
 fn tone_rms(samples: &[f32], frequency: f64) -> f64 {
@@ -49,54 +27,29 @@ fn decibels(rms: f64) -> f64 {
     20.0 * rms.max(1e-9).log10()
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let seconds: f64 = args.next().map(|s| s.parse().expect("SECONDS is a number")).unwrap_or(3.0);
-    let expected: f64 = args.next().map(|s| s.parse().expect("EXPECTED_HZ is a number")).unwrap_or(1000.0);
-
-    let abi = unsafe { sys::deskaudio_abi_version() };
-    if abi != sys::DESKAUDIO_ABI_VERSION as i32 {
-        eprintln!("rust host: built for ABI {}, loaded ABI {abi}", sys::DESKAUDIO_ABI_VERSION);
-        std::process::exit(1);
+fn run(seconds: f64, expected: f64) -> deskaudio::Result<bool> {
+    if deskaudio::abi_version() != deskaudio::ABI_VERSION {
+        eprintln!("rust host: built for ABI {}, loaded ABI {}", deskaudio::ABI_VERSION, deskaudio::abi_version());
+        return Ok(false);
     }
-
-    let received = Box::new(Received { frames: Mutex::new(Vec::new()) });
-    let user_data = &*received as *const Received as *mut c_void;
-    unsafe { sys::set_audio_callback(Some(on_frame), user_data) };
-    let status = unsafe { sys::enable_audio(false, true) };
-    if status != 0 {
-        eprintln!("rust host: enable_audio: {}", last_error());
-        std::process::exit(1);
-    }
+    // Frames arrive on the library's thread, borrowed for the call: keep copies.
+    let received = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
+    let mut capture = deskaudio::Capture::new()?;
+    let sink = Arc::clone(&received);
+    capture.on_frame(move |frame| sink.lock().unwrap().push(frame.bytes().to_vec()))?;
+    capture.enable(false, true)?;
     std::thread::sleep(Duration::from_secs_f64(seconds));
-    unsafe {
-        sys::enable_audio(false, false);
-        sys::set_audio_callback(None, std::ptr::null_mut());
-    }
-    let frames = std::mem::take(&mut *received.frames.lock().unwrap());
+    capture.stop()?;
+    drop(capture); // no frame arrives after this
+    let frames = std::mem::take(&mut *received.lock().unwrap());
 
     // Decode everything with the library's decoder (it conceals holes, if any).
-    let decoder = unsafe { sys::deskaudio_decoder_create() };
-    assert!(!decoder.is_null(), "deskaudio_decoder_create: {}", last_error());
-    let room = sys::DESKAUDIO_DECODER_MAX_SAMPLES as usize;
-    let mut pcm = vec![0f32; room * 2];
+    let mut decoder = deskaudio::Decoder::new()?;
     let mut left = Vec::new();
     for frame in &frames {
-        let written = unsafe {
-            sys::deskaudio_decoder_decode(
-                decoder, frame.as_ptr(), frame.len() as sys::size_t, pcm.as_mut_ptr(), room as sys::size_t)
-        };
-        if written < 0 {
-            eprintln!("rust host: a frame did not decode: {}", last_error());
-            std::process::exit(1);
-        }
-        left.extend(pcm[..written as usize * 2].iter().step_by(2));
+        left.extend(decoder.decode(frame)?.channel(0));
     }
-    let mut stats: sys::deskaudio_decoder_stats = unsafe { std::mem::zeroed() };
-    unsafe {
-        sys::deskaudio_decoder_get_stats(decoder, &mut stats);
-        sys::deskaudio_decoder_destroy(decoder);
-    }
+    let stats = decoder.stats();
 
     // The tone's share of the energy, where there is sound.
     let loud: Vec<f32> = left
@@ -117,6 +70,19 @@ fn main() {
         decibels(tone),
         share * 100.0
     );
-    let ok = loud.len() as f64 >= 48_000.0 * seconds * 0.5 && share > 0.9;
-    std::process::exit(if ok { 0 } else { 1 });
+    Ok(loud.len() as f64 >= 48_000.0 * seconds * 0.5 && share > 0.9)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let seconds: f64 = args.next().map(|s| s.parse().expect("SECONDS is a number")).unwrap_or(3.0);
+    let expected: f64 = args.next().map(|s| s.parse().expect("EXPECTED_HZ is a number")).unwrap_or(1000.0);
+    match run(seconds, expected) {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(error) => {
+            eprintln!("rust host: {error}");
+            std::process::exit(1);
+        }
+    }
 }

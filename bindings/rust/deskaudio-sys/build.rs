@@ -1,5 +1,6 @@
 //! Makes the `extern "C"` declarations from the installed deskaudio.h with the `bindgen`
-//! command (Debian's package), and links libdeskaudio found by `pkg-config deskaudio`.
+//! command (Debian's package `bindgen`, with libclang), and links libdeskaudio found by
+//! `pkg-config deskaudio` (set PKG_CONFIG_PATH for a copy installed elsewhere).
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,7 +12,7 @@ fn pkg_config(argument: &str) -> String {
         .expect("pkg-config runs");
     assert!(
         output.status.success(),
-        "pkg-config finds no deskaudio: run scripts/install, or set PKG_CONFIG_PATH"
+        "pkg-config finds no deskaudio: install libdeskaudio-dev, run scripts/install, or set PKG_CONFIG_PATH"
     );
     String::from_utf8(output.stdout).unwrap().trim().to_string()
 }
@@ -26,6 +27,7 @@ fn main() {
         .args(["--allowlist-function", "(deskaudio_|enable_audio|set_audio_callback).*"])
         .args(["--allowlist-type", "deskaudio_.*"])
         .args(["--allowlist-var", "DESKAUDIO_.*"])
+        .arg("--no-prepend-enum-name")
         .arg("-o")
         .arg(&out)
         .status()
@@ -35,5 +37,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo:rustc-link-search=native={lib_dir}");
     println!("cargo:rustc-link-lib=dylib=deskaudio");
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{lib_dir}");
+    // For the crates that use this one (DEP_DESKAUDIO_LIBDIR in their build scripts): where
+    // the library is, so their tests and examples find a copy installed outside the
+    // linker's default paths at run time.
+    println!("cargo:libdir={lib_dir}");
 }
