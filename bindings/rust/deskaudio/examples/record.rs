@@ -33,15 +33,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             break;
         }
     }
+    let backend = capture.backend().unwrap_or_default();
     capture.stop()?;
 
     let peak = pcm.iter().fold(0f32, |peak, sample| peak.max(sample.abs()));
     write_wav(&path, &pcm)?;
     println!(
-        "{count} frames ({:.1} s), peak {:.1} dBFS, backend {}: wrote {path}",
+        "{count} frames ({:.1} s), peak {:.1} dBFS, backend {backend}: wrote {path}",
         pcm.len() as f64 / 96_000.0,
-        20.0 * peak.max(1e-9).log10(),
-        capture.stats().map(|stats| stats.backend).unwrap_or(0)
+        20.0 * peak.max(1e-9).log10()
     );
     Ok(())
 }

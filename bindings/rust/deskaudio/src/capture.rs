@@ -206,6 +206,16 @@ impl Capture {
         check(unsafe { deskaudio_sys::deskaudio_capture_report_packet_loss(self.raw, loss_fraction) })
     }
 
+    /// The backend capturing now ("pipewire" or "pulse"), None while stopped.
+    pub fn backend(&self) -> Option<String> {
+        let name = unsafe { deskaudio_sys::deskaudio_capture_backend(self.raw) };
+        if name.is_null() {
+            return None;
+        }
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+        (!name.is_empty()).then_some(name)
+    }
+
     /// Counts and levels so far.
     pub fn stats(&self) -> Result<Stats> {
         let mut stats: Stats = unsafe { std::mem::zeroed() };
