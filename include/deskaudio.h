@@ -49,15 +49,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** Marks the library's functions as exported (the library is built with them visible). */
+#if defined(__GNUC__) || defined(__clang__)
+#define DESKAUDIO_EXPORT __attribute__((visibility("default")))
+/** Marks a function whose result must be used: a handle, a count, a value. */
+#define DESKAUDIO_WARN_UNUSED_RESULT __attribute__((warn_unused_result))
+#else
+#define DESKAUDIO_EXPORT
+#define DESKAUDIO_WARN_UNUSED_RESULT
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** deskaudio_capture_set_channels(): the default sink's own layout, read as capture starts. */
-#define DESKAUDIO_CHANNELS_SINK 0
-
-/** The most names deskaudio_capture_set_apps() takes. */
-#define DESKAUDIO_MAX_APP_NAMES 64
+/* ======================================================================================
+ * 1. Version and errors: what the header and the library are, status codes and messages
+ * ====================================================================================== */
 
 /** Major version of this header: a change means the API changed incompatibly. */
 #define DESKAUDIO_VERSION_MAJOR 0
@@ -79,135 +87,6 @@ extern "C" {
  * A library with another ABI version cannot serve a host built against this header.
  */
 #define DESKAUDIO_ABI_VERSION 0
-
-/**
- * Samples per channel of output that always suffice for deskaudio_decoder_decode(): the
- * longest concealment (100 ms) plus the longest frame the wire format allows (60 ms).
- */
-#define DESKAUDIO_DECODER_MAX_SAMPLES 7680
-
-/** deskaudio_decoder_create_with_output(): each frame's own channels. */
-#define DESKAUDIO_DECODER_AS_SENT 0
-
-/** The most channels a decoder writes (7.1). */
-#define DESKAUDIO_DECODER_MAX_CHANNELS 8
-
-/** Kinds of capture device, as deskaudio_list_devices() reports them. */
-typedef enum deskaudio_device_kind {
-    /** An output (sink): capturing it records what is played to it, as app audio. */
-    DESKAUDIO_DEVICE_SINK = 1,
-    /** An input (source) that is not a monitor: a microphone. */
-    DESKAUDIO_DEVICE_SOURCE = 2,
-} deskaudio_device_kind;
-
-/** What app audio records, for deskaudio_capture_set_apps(). */
-typedef enum deskaudio_apps_mode {
-    /**
-     * Everything the default sink (or the sink deskaudio_capture_set_app_device() chose)
-     * plays, through its monitor: the default.
-     */
-    DESKAUDIO_APPS_ALL = 0,
-    /** Only what the applications named play, wherever they play to. */
-    DESKAUDIO_APPS_ONLY = 1,
-    /** What every application but those named plays. */
-    DESKAUDIO_APPS_ALL_EXCEPT = 2,
-} deskaudio_apps_mode;
-
-/** How much a finding of deskaudio_diagnose() matters. */
-typedef enum deskaudio_finding {
-    /** As it should be. */
-    DESKAUDIO_FINDING_OK = 0,
-    /** May explain silence; the line says what to do. */
-    DESKAUDIO_FINDING_WARNING = 1,
-    /** Explains silence; the line says what to do. */
-    DESKAUDIO_FINDING_PROBLEM = 2,
-} deskaudio_finding;
-
-/** What happened, in a deskaudio_event_callback. */
-typedef enum deskaudio_event {
-    /** A source started capturing, or came back after its server went away. */
-    DESKAUDIO_EVENT_CONNECTED = 1,
-    /**
-     * A source's stream was lost (its audio server stopped or dropped it); the library
-     * keeps trying to reopen it.
-     */
-    DESKAUDIO_EVENT_DISCONNECTED = 2,
-    /**
-     * A source now captures another device: the host chose one, or (PulseAudio API) the
-     * default it follows changed.
-     */
-    DESKAUDIO_EVENT_DEVICE_CHANGED = 3,
-    /** Something failed that no call returned to the host. */
-    DESKAUDIO_EVENT_ERROR = 4,
-    /**
-     * While applications are selected (deskaudio_capture_set_apps()): a playback stream
-     * started; the detail names it ("NAME (pid P, stream ID): recorded" or "not recorded").
-     */
-    DESKAUDIO_EVENT_APP_STARTED = 5,
-    /** While applications are selected: a playback stream stopped; the detail as above. */
-    DESKAUDIO_EVENT_APP_STOPPED = 6,
-    /**
-     * A source's stream is connected but has had no audio for 2 s (1 s once reopened): the
-     * session manager restarted and did not link it again, or someone unlinked it. The
-     * library reopens it (DESKAUDIO_EVENT_CONNECTED follows); frames carry on after a gap.
-     */
-    DESKAUDIO_EVENT_STALLED = 7,
-} deskaudio_event;
-
-/** How much a log message matters. */
-typedef enum deskaudio_log_level {
-    /** A failure. */
-    DESKAUDIO_LOG_ERROR = 1,
-    /** Something went wrong and was handled. */
-    DESKAUDIO_LOG_WARNING = 2,
-    /** State changes: streams opened and closed, devices, backend. */
-    DESKAUDIO_LOG_INFO = 3,
-    /** Detail for tracking a problem down. */
-    DESKAUDIO_LOG_DEBUG = 4,
-} deskaudio_log_level;
-
-/** Sample formats of deskaudio_push_pcm(). */
-typedef enum deskaudio_pcm_format {
-    /** Signed 16-bit integers, native byte order. */
-    DESKAUDIO_PCM_S16 = 1,
-    /** 32-bit floats, native byte order, nominally within ±1; NaN and infinity are refused. */
-    DESKAUDIO_PCM_F32 = 2,
-} deskaudio_pcm_format;
-
-/** Bits of deskaudio_frame_info.flags. */
-typedef enum deskaudio_frame_flag {
-    /** The first frame sent after the sender held frames back (silence, a capture restart). */
-    DESKAUDIO_FRAME_AFTER_GAP = 1,
-    /** App audio (what the machine plays) is in the frame. */
-    DESKAUDIO_FRAME_APP = 2,
-    /** Microphone audio is in the frame. */
-    DESKAUDIO_FRAME_MIC = 4,
-    /** PCM the host delivered (deskaudio_push_pcm) is in the frame. */
-    DESKAUDIO_FRAME_HOST = 8,
-    /**
-     * The sender dropped the frames just before this one: its host's frame callback fell
-     * more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES frames of 10 ms). The sequence has a hole there.
-     */
-    DESKAUDIO_FRAME_AFTER_LOSS = 16,
-} deskaudio_frame_flag;
-
-/** What a remote microphone tells its host. */
-typedef enum deskaudio_remote_mic_event {
-    /** The first application started recording from it: ask the viewer to open its microphone. */
-    DESKAUDIO_REMOTE_MIC_RECORDING_STARTED = 1,
-    /** The last application stopped recording from it: the viewer may close its microphone. */
-    DESKAUDIO_REMOTE_MIC_RECORDING_STOPPED = 2,
-} deskaudio_remote_mic_event;
-
-/** The backend in deskaudio_stats.backend. */
-typedef enum deskaudio_backend_kind {
-    /** Capture is stopped. */
-    DESKAUDIO_BACKEND_NONE = 0,
-    /** PipeWire's native API. */
-    DESKAUDIO_BACKEND_PIPEWIRE = 1,
-    /** PulseAudio's API (a PulseAudio daemon or pipewire-pulse). */
-    DESKAUDIO_BACKEND_PULSE = 2,
-} deskaudio_backend_kind;
 
 /**
  * Result codes of the DeskAudio C API: 0 is success, every failure is negative.
@@ -248,90 +127,58 @@ typedef enum deskaudio_status {
 } deskaudio_status;
 
 /**
- * One AudioFrame's header fields, as deskaudio_parse_frame() reads them
- * (docs/wire-format.md), and where its Opus packet is.
+ * The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed.
+ *
+ * @return "MAJOR.MINOR.PATCH"; the library's, never freed.
  */
-typedef struct deskaudio_frame_info {
-    /** 48 kHz sample index of the frame's first sample; it runs on through gated silence. */
-    uint64_t sample_clock;
-    /** CLOCK_MONOTONIC time (ns), on the sender, at which the first sample was captured. */
-    uint64_t capture_time_ns;
-    /** The Opus packet: points into the bytes that were parsed, valid as long as they are. */
-    const uint8_t *payload;
-    /** Frames sent before this one (wraps at 2^32): a hole means loss in transit. */
-    uint32_t sequence;
-    /** Sample rate of the encoded audio, Hz (48000). */
-    uint32_t sample_rate;
-    /** Bytes of Opus packet at `payload`. */
-    uint32_t payload_length;
-    /** Samples per channel the payload decodes to (480). */
-    uint16_t frame_samples;
-    /** Layout version: 1, or 2 for surround (docs/wire-format.md). */
-    uint8_t version;
-    /** DESKAUDIO_FRAME_* bits. */
-    uint8_t flags;
-    /** Channels of the encoded audio: 1 or 2 in version 1; 1 to 8 in version 2 (6: 5.1, 8: 7.1). */
-    uint8_t channels;
-    /** Codec of the payload: 1 = Opus (version 1), 2 = Opus multistream, mapping family 1 (version 2). */
-    uint8_t codec;
-} deskaudio_frame_info;
+DESKAUDIO_EXPORT const char *deskaudio_version(void);
 
-/** A decoder's running counts (deskaudio_decoder_get_stats()). */
-typedef struct deskaudio_decoder_stats {
-    /** Frames decoded. */
-    uint64_t frames_decoded;
-    /** Frames lost in transit (holes in the sequence). */
-    uint64_t frames_lost;
-    /**
-     * Lost frames replaced by concealment (in-band FEC, else Opus PLC); holes longer than
-     * 100 ms are not concealed.
-     */
-    uint64_t frames_concealed;
-    /** Frames that came after a later one, or twice: dropped. */
-    uint64_t frames_late;
-    /** Frames flagged DESKAUDIO_FRAME_AFTER_GAP (the sender was silent; nothing concealed). */
-    uint64_t gaps;
-} deskaudio_decoder_stats;
+/**
+ * The loaded library's version as MAJOR * 10000 + MINOR * 100 + PATCH, to compare with
+ * the DESKAUDIO_VERSION_* macros of the header a host was built against.
+ *
+ * @return MAJOR * 10000 + MINOR * 100 + PATCH.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_version_number(void);
 
-/** An encoder's running counts (deskaudio_encoder_get_stats()). */
-typedef struct deskaudio_encoder_stats {
-    /** 10 ms frames cut from the pushed audio. */
-    uint64_t frames_encoded;
-    /** Frames handed to the callback. */
-    uint64_t frames_sent;
-    /** Frames the zero gate held back (after 800 all-zero frames, until sound returns). */
-    uint64_t frames_gated;
-    /** AudioFrame bytes handed to the callback. */
-    uint64_t bytes_sent;
-} deskaudio_encoder_stats;
+/**
+ * The loaded library's ABI version; a host built against this header needs it to equal
+ * DESKAUDIO_ABI_VERSION.
+ *
+ * @return the N of libdeskaudio.so.N; compare with DESKAUDIO_ABI_VERSION.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_abi_version(void);
 
-/** A remote microphone's counts (deskaudio_remote_mic_get_stats()). */
-typedef struct deskaudio_remote_mic_stats {
-    /** Frames fed and taken. */
-    uint64_t frames_fed;
-    /** Frames dropped on feeding because 640 ms were already waiting (nothing recorded them). */
-    uint64_t frames_refused;
-    /** Frames played as decoded. */
-    uint64_t frames_played;
-    /** Frames lost in transit, played concealed (in-band FEC, else Opus PLC). */
-    uint64_t frames_concealed;
-    /** Frames that came after their time, or twice: dropped. */
-    uint64_t frames_late;
-    /** Concealed frames inserted while a late frame was awaited (the delay grew by 10 ms). */
-    uint64_t frames_inserted;
-    /** Frames dropped to bring the delay back down (steady arrival, or a fast sender clock). */
-    uint64_t frames_dropped;
-    /** Times the sender went silent (its zero gate) and silence was played. */
-    uint64_t gaps;
-    /** The delay the jitter buffer aims at now, ms (10 to 300). */
-    int32_t target_delay_ms;
-    /** 1 while an application records from the microphone, else 0. */
-    int32_t recorded;
-    /** How long the frames played so far waited between being fed and being played, ms: median. */
-    int32_t delay_p50_ms;
-    /** The same, 99th percentile. */
-    int32_t delay_p99_ms;
-} deskaudio_remote_mic_stats;
+/**
+ * A fixed English description of a deskaudio_status code (an unknown code gives
+ * "unknown error"); static storage, never freed.
+ *
+ * @param code a deskaudio_status.
+ * @return its description; the library's, never freed.
+ */
+DESKAUDIO_EXPORT const char *deskaudio_strerror(int32_t code);
+
+/**
+ * Details of the last failure on the calling thread ("" if none). Valid until the next
+ * failing DeskAudio call on the same thread; the library owns it.
+ *
+ * @return the message, "" if none; the library's, valid until the next failing call on this thread.
+ */
+DESKAUDIO_EXPORT const char *deskaudio_last_error(void);
+
+/* ======================================================================================
+ * 2. Capture: captures, their sources and frames, their stats
+ * ====================================================================================== */
+
+/** The backend in deskaudio_stats.backend. */
+typedef enum deskaudio_backend_kind {
+    /** Capture is stopped. */
+    DESKAUDIO_BACKEND_NONE = 0,
+    /** PipeWire's native API. */
+    DESKAUDIO_BACKEND_PIPEWIRE = 1,
+    /** PulseAudio's API (a PulseAudio daemon or pipewire-pulse). */
+    DESKAUDIO_BACKEND_PULSE = 2,
+} deskaudio_backend_kind;
 
 /**
  * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
@@ -411,6 +258,457 @@ typedef struct deskaudio_capture deskaudio_capture;
 typedef void (*deskaudio_frame_callback)(const uint8_t *frame, size_t len, void *user_data);
 
 /**
+ * Called by deskaudio_capture_get_app_levels() once per application stream that app audio
+ * records: its `application_name` ("" if unknown), process id `pid` (0 if unknown), the
+ * server's `stream_id` (a PipeWire node id, a PulseAudio sink input index), and its peak and
+ * RMS over the last second in dBFS (a full-scale sine peaks at 0 with an RMS of -3; -120
+ * for silence). The name is valid only during the call.
+ */
+typedef void (*deskaudio_app_level_callback)(const char *application_name, int32_t pid, uint32_t stream_id, float peak_dbfs, float rms_dbfs, void *user_data);
+
+/**
+ * Creates a stopped capture with default settings and no callbacks; NULL on failure
+ * (deskaudio_last_error() says why). Free it with deskaudio_capture_destroy().
+ *
+ * @return a new capture, or NULL on failure.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT deskaudio_capture *deskaudio_capture_create(void);
+
+/**
+ * Stops the capture and frees it; NULL is ignored. Once it returns, none of the capture's
+ * callbacks is called again, and the handle must not be used. Called from inside the
+ * capture's own frame callback, that call is the callback's last and the capture is freed
+ * just after it returns.
+ *
+ * @param capture the capture to free; NULL is ignored.
+ */
+DESKAUDIO_EXPORT void deskaudio_capture_destroy(deskaudio_capture *capture);
+
+/**
+ * Starts, changes or stops `capture` so that exactly the requested sources are captured:
+ * `app` is what the machine plays (the default sink's monitor, the host's own playback
+ * included: a host that plays its viewer's voice leaves itself out with
+ * deskaudio_capture_set_apps(capture, DESKAUDIO_APPS_ALL_EXCEPT, NULL, 0, false)), `mic`
+ * the default source.
+ * With both, they are mixed into one stream. (false, false) stops. Idempotent; a source
+ * already running keeps running through a change. Returns DESKAUDIO_OK or a negative
+ * deskaudio_status; on failure nothing this call started is left running. Blocks until
+ * the audio server accepted the streams (at most 3 s each). From inside the capture's frame
+ * callback only a stop is allowed: it returns DESKAUDIO_OK, that call is the callback's
+ * last, and capture stops as soon as it returns; anything else there returns
+ * DESKAUDIO_ERROR_WRONG_THREAD.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param mic true to capture the microphone (the default source, or the one set).
+ * @param app true to capture app audio (the default sink's monitor, or the device or applications set).
+ * @return DESKAUDIO_OK, or a negative deskaudio_status (DESKAUDIO_ERROR_NO_SERVER, _NO_DEVICE, _STREAM, _TIMEOUT, _WRONG_THREAD, …).
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_enable(deskaudio_capture *capture, bool mic, bool app);
+
+/**
+ * deskaudio_capture_enable() on the default capture.
+ *
+ * @param mic true to capture the microphone (the default source, or the one set).
+ * @param app true to capture app audio (the default sink's monitor, or the device or applications set).
+ * @return DESKAUDIO_OK, or a negative deskaudio_status (DESKAUDIO_ERROR_NO_SERVER, _NO_DEVICE, _STREAM, _TIMEOUT, _WRONG_THREAD, …).
+ */
+DESKAUDIO_EXPORT int32_t enable_audio(bool mic, bool app);
+
+/**
+ * Sets the function that receives every AudioFrame of `capture`, with `user_data` passed
+ * back to it; NULL unregisters. Once this returns, the previous callback is never called
+ * again. Called from inside the callback, the change applies from the next frame.
+ * DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param callback called with each AudioFrame; NULL unregisters.
+ * @param user_data passed back to `callback` untouched; the host's.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_frame_callback(deskaudio_capture *capture, deskaudio_frame_callback callback, void *user_data);
+
+/**
+ * deskaudio_capture_set_frame_callback() on the default capture.
+ *
+ * @param callback called with each AudioFrame; NULL unregisters.
+ * @param user_data passed back to `callback` untouched; the host's.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT void set_audio_callback(deskaudio_frame_callback callback, void *user_data);
+
+/**
+ * Samples (at 48 kHz) a decoder discards at the start of `capture`'s stream: the
+ * encoder's look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on
+ * error.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @return the pre-skip in 48 kHz samples (120 at the default settings), or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_capture_pre_skip(deskaudio_capture *capture);
+
+/**
+ * deskaudio_capture_pre_skip() of the default capture.
+ *
+ * @return the pre-skip in 48 kHz samples (120 at the default settings), or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_pre_skip(void);
+
+/**
+ * Chooses the audio server API for `capture`'s next start: "pipewire", "pulse"
+ * (PulseAudio, or pipewire-pulse) or "auto" (PipeWire when its daemon answers, else
+ * PulseAudio; the default). Overrides the DESKAUDIO_BACKEND environment variable. A source
+ * already capturing keeps its backend until capture stops.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param name "pipewire", "pulse" or "auto"; NULL is "auto".
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_backend(deskaudio_capture *capture, const char *name);
+
+/**
+ * deskaudio_capture_set_backend() on the default capture.
+ *
+ * @param name "pipewire", "pulse" or "auto"; NULL is "auto".
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_backend(const char *name);
+
+/**
+ * The backend `capture` uses now: "pipewire" or "pulse", or "" while it is stopped (and
+ * for a NULL capture). Static storage, never freed.
+ *
+ * @param capture the capture; NULL gives "".
+ * @return "pipewire", "pulse", or "" while stopped; the library's, never freed.
+ */
+DESKAUDIO_EXPORT const char *deskaudio_capture_backend(deskaudio_capture *capture);
+
+/**
+ * deskaudio_capture_backend() of the default capture.
+ *
+ * @return "pipewire", "pulse", or "" while stopped; the library's, never freed.
+ */
+DESKAUDIO_EXPORT const char *deskaudio_backend(void);
+
+/**
+ * Fills `*stats` with `capture`'s counts, levels and latencies so far. Takes no lock the
+ * worker holds: may be called from any thread, the frame callback included, as often as
+ * wanted. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param stats where the counts go (not NULL).
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_get_stats(deskaudio_capture *capture, deskaudio_stats *stats);
+
+/**
+ * deskaudio_capture_get_stats() of the default capture.
+ *
+ * @param stats where the counts go (not NULL).
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_get_stats(deskaudio_stats *stats);
+
+/**
+ * While `measure` is true (false by default), `capture`'s app audio, when it records chosen
+ * applications (deskaudio_capture_set_apps() with DESKAUDIO_APPS_ONLY or
+ * DESKAUDIO_APPS_ALL_EXCEPT, or the host muted), measures each recorded stream's level on its
+ * own, for deskaudio_capture_get_app_levels(). On PipeWire's native backend that is one more
+ * stream per recorded application (passive: it keeps nothing running); through the
+ * PulseAudio API each stream is recorded on its own anyway. A whole-sink capture
+ * (DESKAUDIO_APPS_ALL) has no levels per application. App audio that is capturing switches
+ * at once. Returns DESKAUDIO_OK or an error. Not callable from inside the capture's frame
+ * callback.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param measure true to measure each recorded application's level.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_app_levels(deskaudio_capture *capture, bool measure);
+
+/**
+ * deskaudio_capture_set_app_levels() on the default capture.
+ *
+ * @param measure true to measure each recorded application's level.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_app_levels(bool measure);
+
+/**
+ * Calls `callback` once per application stream `capture`'s app audio records now, with its
+ * level over the last second, on the calling thread, before it returns; streams in order of
+ * `stream_id`. Returns the number of streams (none unless deskaudio_capture_set_app_levels()
+ * is on and app audio records chosen applications), or DESKAUDIO_ERROR_INVALID_ARGUMENT for
+ * a NULL callback. Takes no lock an audio thread takes: may be called from any thread, the
+ * frame callback included.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param callback called once per stream, on the calling thread (not NULL).
+ * @param user_data passed back to `callback` untouched.
+ * @return the number of streams, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_capture_get_app_levels(deskaudio_capture *capture, deskaudio_app_level_callback callback, void *user_data);
+
+/**
+ * deskaudio_capture_get_app_levels() on the default capture.
+ *
+ * @param callback called once per stream, on the calling thread (not NULL).
+ * @param user_data passed back to `callback` untouched.
+ * @return the number of streams, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_get_app_levels(deskaudio_app_level_callback callback, void *user_data);
+
+/* ======================================================================================
+ * 3. Configuration: encoder, frames, channels, gate; the session served
+ * ====================================================================================== */
+
+/** deskaudio_capture_set_channels(): the default sink's own layout, read as capture starts. */
+#define DESKAUDIO_CHANNELS_SINK 0
+
+/**
+ * Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default: the
+ * layout's, 128000 for stereo; see deskaudio_capture_set_channels()). Applies from the next
+ * frame, also while capturing; loss reports step on from it. Once set, it stays whatever
+ * the layout.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param bits_per_second the Opus target bitrate, 6000 to 510000 bit/s.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_bitrate(deskaudio_capture *capture, int32_t bits_per_second);
+
+/**
+ * deskaudio_capture_set_bitrate() on the default capture.
+ *
+ * @param bits_per_second the Opus target bitrate, 6000 to 510000 bit/s.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_bitrate(int32_t bits_per_second);
+
+/**
+ * Sets `capture`'s Opus encoder complexity, 0 (fastest) to 10 (best, the default).
+ * Applies from the next frame, also while capturing.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param complexity 0 (least CPU) to 10 (best; the default).
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_complexity(deskaudio_capture *capture, int32_t complexity);
+
+/**
+ * deskaudio_capture_set_complexity() on the default capture.
+ *
+ * @param complexity 0 (least CPU) to 10 (best; the default).
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_complexity(int32_t complexity);
+
+/**
+ * Turns `capture`'s Opus in-band FEC on or off and sets the packet loss, in percent
+ * (0–100), the encoder plans for (default: off, 0). FEC data rides in SILK and hybrid
+ * packets only; in the default restricted-low-delay mode (CELT only) it is accepted and has
+ * no effect. Applies from the next frame. deskaudio_capture_report_packet_loss() sets both
+ * from then on.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param enabled true for Opus in-band FEC.
+ * @param expected_loss_percent the packet loss the encoder plans for, 0 to 100 %.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_fec(deskaudio_capture *capture, bool enabled, int32_t expected_loss_percent);
+
+/**
+ * deskaudio_capture_set_fec() on the default capture.
+ *
+ * @param enabled true for Opus in-band FEC.
+ * @param expected_loss_percent the packet loss the encoder plans for, 0 to 100 %.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_fec(bool enabled, int32_t expected_loss_percent);
+
+/**
+ * Turns `capture`'s zero gate on (the default: after 800 all-zero frames, 8 s at 10 ms,
+ * nothing is sent until sound returns) or off (every frame is sent). Applies from the next
+ * frame.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param enabled true: the zero gate holds back silence after 800 all-zero frames; false: every frame is sent.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_gate(deskaudio_capture *capture, bool enabled);
+
+/**
+ * deskaudio_capture_set_gate() on the default capture.
+ *
+ * @param enabled true: the zero gate holds back silence after 800 all-zero frames; false: every frame is sent.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_gate(bool enabled);
+
+/**
+ * Sets the length of `capture`'s frames, in microseconds: 2500, 5000, 10000 (the default)
+ * or 20000; anything else is DESKAUDIO_ERROR_INVALID_ARGUMENT. Also while capturing: frames
+ * change at the next frame boundary, with sequence and sample clock running on. Each frame
+ * says its length (frame_samples: 120, 240, 480 or 960). The zero gate counts frames, so it
+ * closes after 800 all-zero frames of any length: 2 s at 2.5 ms, 4 s at 5 ms, 8 s at 10 ms,
+ * 16 s at 20 ms. Streams started after the call ask the server for blocks of the frame
+ * length (within 5 to 10 ms), which shorter frames need for their lower latency; set it before
+ * deskaudio_capture_enable() for that. Shorter frames cost more CPU and bytes per second.
+ * The receiving side's jitter buffer (deskaudio_remote_mic) plays 10 ms frames only.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param microseconds 2500, 5000, 10000 (the default) or 20000 µs.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another length.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_frame_duration(deskaudio_capture *capture, int32_t microseconds);
+
+/**
+ * deskaudio_capture_set_frame_duration() on the default capture.
+ *
+ * @param microseconds 2500, 5000, 10000 (the default) or 20000 µs.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another length.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_frame_duration(int32_t microseconds);
+
+/**
+ * Sets the channels of `capture`'s frames: 1 (mono), 2 (stereo, the default), 6 (5.1: FL FR
+ * FC LFE RL RR) or 8 (7.1: FL FR FC LFE RL RR SL SR), or DESKAUDIO_CHANNELS_SINK for the
+ * layout of the sink app audio records (its monitor's channels: 1 mono, 2 stereo, 3 to 6
+ * 5.1, more 7.1; stereo when the server does not say); anything else is
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT. The server up- or downmixes each source to that layout
+ * (a stereo microphone lands on FL and FR). 6 and 8 channels are Opus multistream with
+ * channel mapping family 1, in AudioFrame version 2 (docs/wire-format.md); a stereo capture
+ * of a 5.1 sink stays the server's downmix. Applies from the next start from stopped: a
+ * running capture keeps its layout until deskaudio_capture_enable(capture, false, false)
+ * and a new start. Unless deskaudio_capture_set_bitrate() was called, each start takes the
+ * layout's default bitrate: 64000 mono, 128000 stereo, 256000 for 5.1, 450000 for 7.1
+ * (loss reports step from it by the same percentages). Host PCM
+ * (deskaudio_capture_push_pcm()) goes onto FL and FR.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param channels 1, 2 (the default), 6 (5.1), 8 (7.1) or DESKAUDIO_CHANNELS_SINK.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another count.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_channels(deskaudio_capture *capture, int32_t channels);
+
+/**
+ * deskaudio_capture_set_channels() on the default capture.
+ *
+ * @param channels 1, 2 (the default), 6 (5.1), 8 (7.1) or DESKAUDIO_CHANNELS_SINK.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another count.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_channels(int32_t channels);
+
+/**
+ * Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps
+ * `capture`'s bitrate within (default 6000–510000; both within that, minimum ≤ maximum).
+ * The bitrate is pulled into the range at once.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param minimum the lowest bitrate loss reports step down to, 6000 to 510000 bit/s.
+ * @param maximum the highest bitrate they step up to, `minimum` to 510000 bit/s.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a range outside 6000–510000 or upside down.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_bitrate_range(deskaudio_capture *capture, int32_t minimum, int32_t maximum);
+
+/**
+ * deskaudio_capture_set_bitrate_range() on the default capture.
+ *
+ * @param minimum the lowest bitrate loss reports step down to, 6000 to 510000 bit/s.
+ * @param maximum the highest bitrate they step up to, `minimum` to 510000 bit/s.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a range outside 6000–510000 or upside down.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_bitrate_range(int32_t minimum, int32_t maximum);
+
+/**
+ * Reports the fraction of `capture`'s packets (0–1) the host saw lost over its last
+ * reporting interval. The bitrate steps within the range: loss ≥ 10 % → down 50 %; ≥ 5 %
+ * → down 15 %; < 1 % → up 15 %; otherwise unchanged. The expected loss is set to the
+ * report, and in-band FEC is on while loss is above 1 %. Returns the bitrate now in force
+ * (bit/s, positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT for a value that is not a fraction
+ * (NaN included). Applies from the next frame.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param loss_fraction packets lost over the host's last interval, 0 to 1.
+ * @return the bitrate now in force (bit/s, positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_capture_report_packet_loss(deskaudio_capture *capture, float loss_fraction);
+
+/**
+ * deskaudio_capture_report_packet_loss() on the default capture.
+ *
+ * @param loss_fraction packets lost over the host's last interval, 0 to 1.
+ * @return the bitrate now in force (bit/s, positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_report_packet_loss(float loss_fraction);
+
+/**
+ * For a host that runs as a system service (as root, or as a user of its own): from now on
+ * every capture and query of this process connects to the desktop session of the user
+ * `uid`: the PipeWire socket and the PulseAudio socket in their runtime directory
+ * (/run/user/UID, which logind makes while they are logged in), with their PulseAudio
+ * cookie (~/.config/pulse/cookie) where the server asks for one. The process's environment
+ * is neither read for this nor changed. -1 goes back to the process's own environment
+ * (XDG_RUNTIME_DIR, PIPEWIRE_REMOTE, PULSE_SERVER). Captures already running keep their
+ * server until they are started again. The caller needs the right to open that user's
+ * sockets (root has it). Returns DESKAUDIO_OK; DESKAUDIO_ERROR_INVALID_ARGUMENT for a uid
+ * no user has or below -1; DESKAUDIO_ERROR_NO_SERVER when the user has no runtime
+ * directory (not logged in).
+ *
+ * @param uid the user whose session to serve; -1: the process's own environment.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_session(int64_t uid);
+
+/**
+ * deskaudio_set_session() with the user of the active session on seat0, as logind records
+ * it: whoever sits at the machine now. Returns that uid, or a negative deskaudio_status:
+ * DESKAUDIO_ERROR_NOT_SUPPORTED without logind, DESKAUDIO_ERROR_NO_SERVER when nobody is
+ * logged in at the seat. Call it again when the seat's user changes (logind's
+ * ActiveSession property).
+ *
+ * @return the uid now served (0 or more), or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_set_session_active(void);
+
+/* ======================================================================================
+ * 4. Devices and apps: what the server has, which device or applications to record, the doctor
+ * ====================================================================================== */
+
+/** The most names deskaudio_capture_set_apps() takes. */
+#define DESKAUDIO_MAX_APP_NAMES 64
+
+/** Kinds of capture device, as deskaudio_list_devices() reports them. */
+typedef enum deskaudio_device_kind {
+    /** An output (sink): capturing it records what is played to it, as app audio. */
+    DESKAUDIO_DEVICE_SINK = 1,
+    /** An input (source) that is not a monitor: a microphone. */
+    DESKAUDIO_DEVICE_SOURCE = 2,
+} deskaudio_device_kind;
+
+/** What app audio records, for deskaudio_capture_set_apps(). */
+typedef enum deskaudio_apps_mode {
+    /**
+     * Everything the default sink (or the sink deskaudio_capture_set_app_device() chose)
+     * plays, through its monitor: the default.
+     */
+    DESKAUDIO_APPS_ALL = 0,
+    /** Only what the applications named play, wherever they play to. */
+    DESKAUDIO_APPS_ONLY = 1,
+    /** What every application but those named plays. */
+    DESKAUDIO_APPS_ALL_EXCEPT = 2,
+} deskaudio_apps_mode;
+
+/** How much a finding of deskaudio_diagnose() matters. */
+typedef enum deskaudio_finding {
+    /** As it should be. */
+    DESKAUDIO_FINDING_OK = 0,
+    /** May explain silence; the line says what to do. */
+    DESKAUDIO_FINDING_WARNING = 1,
+    /** Explains silence; the line says what to do. */
+    DESKAUDIO_FINDING_PROBLEM = 2,
+} deskaudio_finding;
+
+/**
  * Called by deskaudio_list_devices() once per device: `kind` is a deskaudio_device_kind,
  * `name` the stable name that deskaudio_set_app_device() and deskaudio_set_mic_device()
  * take, `description` a name for people, `is_default` true for the server's default sink
@@ -434,13 +732,244 @@ typedef void (*deskaudio_app_callback)(const char *application_name, const char 
 typedef void (*deskaudio_diagnose_callback)(int32_t finding, const char *line, void *user_data);
 
 /**
- * The sending side without a capture, for a viewer's microphone: PCM the client hands in
- * becomes AudioFrames exactly like a host's (10 ms, zero gate, sequence, sample clock,
- * capture time; flagged DESKAUDIO_FRAME_MIC), to send to the host, whose
- * deskaudio_decoder (or remote microphone) takes them. Any thread; calls on one encoder
- * are serialized.
+ * Lists the capture devices of the audio server the backend choice picks (the one in use
+ * while capturing): every sink, whose monitor is app audio, and every source that is not
+ * a monitor. Calls `callback` once per device, on the calling thread, before it returns.
+ * Returns the number of devices, or a negative deskaudio_status. Blocks up to 3 s for the
+ * server.
+ *
+ * @param callback called once per device, on the calling thread (not NULL).
+ * @param user_data passed back to `callback` untouched.
+ * @return the number of devices, or a negative deskaudio_status.
  */
-typedef struct deskaudio_encoder deskaudio_encoder;
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_list_devices(deskaudio_device_callback callback, void *user_data);
+
+/**
+ * Makes `capture` record app audio from the monitor of the sink `name` (a name
+ * deskaudio_list_devices() gives) instead of the default sink; NULL or "" goes back to the
+ * default sink, which is followed when it changes (a named sink is not). The name is
+ * checked against the server now: an unknown one, or a source's, gives
+ * DESKAUDIO_ERROR_NO_DEVICE. While app audio is captured, capture moves to the sink at
+ * once; if that fails, app capture stops and the error says why. Not callable from inside
+ * the capture's frame callback.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param name a sink's name (deskaudio_list_devices()); NULL: the default sink, followed when it changes.
+ * @return DESKAUDIO_OK, DESKAUDIO_ERROR_NO_DEVICE for an unknown sink, or another negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_app_device(deskaudio_capture *capture, const char *name);
+
+/**
+ * deskaudio_capture_set_app_device() on the default capture.
+ *
+ * @param name a sink's name (deskaudio_list_devices()); NULL: the default sink, followed when it changes.
+ * @return DESKAUDIO_OK, DESKAUDIO_ERROR_NO_DEVICE for an unknown sink, or another negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_app_device(const char *name);
+
+/**
+ * Makes `capture` record the microphone from the source `name` (a name
+ * deskaudio_list_devices() gives) instead of the default source; NULL or "" goes back to
+ * the default source, followed when it changes. Checked against the server now: an unknown
+ * name, a sink's or a monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is
+ * captured, capture moves to the source at once. Not callable from inside the capture's
+ * frame callback.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param name a source's name (deskaudio_list_devices()); NULL: the default source.
+ * @return DESKAUDIO_OK, DESKAUDIO_ERROR_NO_DEVICE for an unknown source, or another negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_mic_device(deskaudio_capture *capture, const char *name);
+
+/**
+ * deskaudio_capture_set_mic_device() on the default capture.
+ *
+ * @param name a source's name (deskaudio_list_devices()); NULL: the default source.
+ * @return DESKAUDIO_OK, DESKAUDIO_ERROR_NO_DEVICE for an unknown source, or another negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_mic_device(const char *name);
+
+/**
+ * Lists the streams applications play now on the audio server the backend choice picks:
+ * what deskaudio_capture_set_apps() matches names against. Calls `callback` once per stream,
+ * on the calling thread, before it returns. Returns the number of streams, or a negative
+ * deskaudio_status. Blocks up to 3 s for the server.
+ *
+ * @param callback called once per stream, on the calling thread (not NULL).
+ * @param user_data passed back to `callback` untouched.
+ * @return the number of streams, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_list_apps(deskaudio_app_callback callback, void *user_data);
+
+/**
+ * Chooses what `capture`'s app audio records: DESKAUDIO_APPS_ALL (the default sink's monitor,
+ * `names` ignored), or DESKAUDIO_APPS_ONLY / DESKAUDIO_APPS_ALL_EXCEPT the `count` applications
+ * in `names`, each matched, ignoring case, against a stream's application name, process
+ * binary or node name, or as a process id (deskaudio_list_apps() shows them). Applications
+ * that start or stop while capturing are picked up or dropped at once
+ * (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them
+ * unless deskaudio_capture_set_mute_host() says otherwise.
+ * The calling process's own playback is left out unless `include_own_process` is true, so a
+ * host that plays its viewer's voice never sends it back. App audio that is capturing
+ * switches at once. Through the PulseAudio API (a PulseAudio daemon or pipewire-pulse) each
+ * chosen stream is recorded where it plays, one record stream per stream mixed by the
+ * library, at most 15 at once (more are left out, with a warning in the log).
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown mode, ONLY with no name, NULL names with
+ * count > 0, a NULL or empty name, or more than DESKAUDIO_MAX_APP_NAMES. Not callable from
+ * inside the capture's frame callback.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param mode a deskaudio_apps_mode.
+ * @param names `count` application names (or pids as text), each 1–255 bytes; the caller's, read during the call only.
+ * @param count how many names, 0 to DESKAUDIO_MAX_APP_NAMES (at least 1 for DESKAUDIO_APPS_ONLY).
+ * @param include_own_process true to record the calling process's own playback too.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_apps(deskaudio_capture *capture, int32_t mode, const char *const *names, size_t count, bool include_own_process);
+
+/**
+ * deskaudio_capture_set_apps() on the default capture.
+ *
+ * @param mode a deskaudio_apps_mode.
+ * @param names `count` application names (or pids as text), each 1–255 bytes; the caller's, read during the call only.
+ * @param count how many names, 0 to DESKAUDIO_MAX_APP_NAMES (at least 1 for DESKAUDIO_APPS_ONLY).
+ * @param include_own_process true to record the calling process's own playback too.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_apps(int32_t mode, const char *const *names, size_t count, bool include_own_process);
+
+/**
+ * While `mute` is true, what `capture`'s app audio records reaches the viewer but not the
+ * machine's speakers: the recorded streams play into a silent sink of the library's
+ * ("deskaudio-mute-…", left out of device lists) and the default sink is never changed.
+ * With DESKAUDIO_APPS_ALL, app audio then records every application but the calling
+ * process, wherever it plays, instead of the default sink's monitor. Every stream is back on
+ * the device it played to when `mute` goes false, when capture stops, and (PipeWire removes
+ * what a client made when it goes) within a second of the process's death, even by SIGKILL;
+ * a stream the user moved by hand comes back to the default device then, and to the device
+ * it had at the next mute on that server. Through the PulseAudio API (a PulseAudio daemon
+ * or pipewire-pulse) the sink is a loaded module-null-sink, which outlives a killed process:
+ * its streams stay silent until the next capture of any kind starts on that server, which
+ * unloads it (the server then moves them to the default sink). A stream moved elsewhere
+ * while muted stays there. App audio that is capturing switches at once. Not callable from
+ * inside the capture's frame callback.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param mute true to keep what app audio records off this machine's speakers.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_mute_host(deskaudio_capture *capture, bool mute);
+
+/**
+ * deskaudio_capture_set_mute_host() on the default capture.
+ *
+ * @param mute true to keep what app audio records off this machine's speakers.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_mute_host(bool mute);
+
+/**
+ * While `ensure` is true (false by default), app audio on a server with no sink at all (a
+ * machine with no sound card, a headless server) creates a virtual sink for as long as it
+ * captures, so applications have somewhere to play and the viewer hears them; an event
+ * (DESKAUDIO_EVENT_DEVICE_CHANGED, "app audio: NAME.monitor") names it. On PipeWire it is
+ * a node of the library's connection (deskaudio-virtual-PID-N), gone when capture stops or
+ * the process ends however it ends. Through the PulseAudio API it is a loaded
+ * module-null-sink (deskaudio_virtual_PID_N), unloaded when capture stops; a killed
+ * process leaves it loaded until the next capture start on that server unloads it. What
+ * played there moves to whatever sink the server picks. Applies from the next start of app
+ * audio. Returns DESKAUDIO_OK.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param ensure true to make a virtual sink on a server with none, while app audio captures.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_ensure_sink(deskaudio_capture *capture, bool ensure);
+
+/**
+ * deskaudio_capture_set_ensure_sink() on the default capture.
+ *
+ * @param ensure true to make a virtual sink on a server with none, while app audio captures.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_ensure_sink(bool ensure);
+
+/**
+ * "Why is it silent?": checks, in order, whether an audio server is reachable (naming the
+ * sockets tried), the backend and server version, the default sink (muted, at 0 % volume,
+ * suspended), which applications play and to which sink, what app audio and the
+ * microphone record, their levels over `listen_ms` (0: 1000; at most 10000) of capture,
+ * and what the zero gate did meanwhile; while `capture` captures, a last finding says what
+ * it sent meanwhile (its zero gate closed, or no frames arriving). Calls `callback` once
+ * per finding on the calling thread before it returns. Uses `capture`'s backend choice and
+ * a capture of its own (`capture` itself is left alone). Returns the number of
+ * DESKAUDIO_FINDING_PROBLEM findings, or a negative deskaudio_status. Blocks for the
+ * listen plus up to 3 s per server query. Not callable from inside a frame callback.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param listen_ms how long to listen to the sources, ms: 0 (1000) to 10000.
+ * @param callback called once per finding, on the calling thread (not NULL).
+ * @param user_data passed back to `callback` untouched.
+ * @return the number of DESKAUDIO_FINDING_PROBLEM findings (0: all well), or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_capture_diagnose(deskaudio_capture *capture, int32_t listen_ms, deskaudio_diagnose_callback callback, void *user_data);
+
+/**
+ * deskaudio_capture_diagnose() with the default capture's backend choice.
+ *
+ * @param listen_ms how long to listen to the sources, ms: 0 (1000) to 10000.
+ * @param callback called once per finding, on the calling thread (not NULL).
+ * @param user_data passed back to `callback` untouched.
+ * @return the number of DESKAUDIO_FINDING_PROBLEM findings (0: all well), or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_diagnose(int32_t listen_ms, deskaudio_diagnose_callback callback, void *user_data);
+
+/* ======================================================================================
+ * 5. Events and logs: what happens to a capture, and the library's log
+ * ====================================================================================== */
+
+/** What happened, in a deskaudio_event_callback. */
+typedef enum deskaudio_event {
+    /** A source started capturing, or came back after its server went away. */
+    DESKAUDIO_EVENT_CONNECTED = 1,
+    /**
+     * A source's stream was lost (its audio server stopped or dropped it); the library
+     * keeps trying to reopen it.
+     */
+    DESKAUDIO_EVENT_DISCONNECTED = 2,
+    /**
+     * A source now captures another device: the host chose one, or (PulseAudio API) the
+     * default it follows changed.
+     */
+    DESKAUDIO_EVENT_DEVICE_CHANGED = 3,
+    /** Something failed that no call returned to the host. */
+    DESKAUDIO_EVENT_ERROR = 4,
+    /**
+     * While applications are selected (deskaudio_capture_set_apps()): a playback stream
+     * started; the detail names it ("NAME (pid P, stream ID): recorded" or "not recorded").
+     */
+    DESKAUDIO_EVENT_APP_STARTED = 5,
+    /** While applications are selected: a playback stream stopped; the detail as above. */
+    DESKAUDIO_EVENT_APP_STOPPED = 6,
+    /**
+     * A source's stream is connected but has had no audio for 2 s (1 s once reopened): the
+     * session manager restarted and did not link it again, or someone unlinked it. The
+     * library reopens it (DESKAUDIO_EVENT_CONNECTED follows); frames carry on after a gap.
+     */
+    DESKAUDIO_EVENT_STALLED = 7,
+} deskaudio_event;
+
+/** How much a log message matters. */
+typedef enum deskaudio_log_level {
+    /** A failure. */
+    DESKAUDIO_LOG_ERROR = 1,
+    /** Something went wrong and was handled. */
+    DESKAUDIO_LOG_WARNING = 2,
+    /** State changes: streams opened and closed, devices, backend. */
+    DESKAUDIO_LOG_INFO = 3,
+    /** Detail for tracking a problem down. */
+    DESKAUDIO_LOG_DEBUG = 4,
+} deskaudio_log_level;
 
 /**
  * Called with a deskaudio_event and a one-line English detail ("app audio: …"), valid
@@ -454,6 +983,319 @@ typedef void (*deskaudio_event_callback)(int32_t event, const char *detail, void
  * during the call; same thread rules as deskaudio_event_callback.
  */
 typedef void (*deskaudio_log_callback)(int32_t level, const char *message, void *user_data);
+
+/**
+ * Sets the function that receives `capture`'s state events, with `user_data` passed back;
+ * NULL unregisters. Once this returns, the previous callback is never called again (from
+ * inside a callback, the change applies from the next event). Events wait in a queue of
+ * 256; beyond that they are dropped. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a
+ * NULL capture.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param callback called with each event; NULL unregisters.
+ * @param user_data passed back to `callback` untouched.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_event_callback(deskaudio_capture *capture, deskaudio_event_callback callback, void *user_data);
+
+/**
+ * deskaudio_capture_set_event_callback() on the default capture.
+ *
+ * @param callback called with each event; NULL unregisters.
+ * @param user_data passed back to `callback` untouched.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+ */
+DESKAUDIO_EXPORT void deskaudio_set_event_callback(deskaudio_event_callback callback, void *user_data);
+
+/**
+ * Sets the function that receives `capture`'s log messages up to `max_level` (a
+ * deskaudio_log_level; DESKAUDIO_LOG_INFO is a good default), with `user_data` passed back;
+ * NULL unregisters. Without one the library logs nothing, and it never writes to stdout or
+ * stderr itself. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown
+ * level or a NULL capture.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param callback called with each message; NULL unregisters.
+ * @param max_level the most detailed deskaudio_log_level passed on.
+ * @param user_data passed back to `callback` untouched.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_log_callback(deskaudio_capture *capture, deskaudio_log_callback callback, int32_t max_level, void *user_data);
+
+/**
+ * deskaudio_capture_set_log_callback() on the default capture.
+ *
+ * @param callback called with each message; NULL unregisters.
+ * @param max_level the most detailed deskaudio_log_level passed on.
+ * @param user_data passed back to `callback` untouched.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_log_callback(deskaudio_log_callback callback, int32_t max_level, void *user_data);
+
+/* ======================================================================================
+ * 6. Host PCM: the host's own audio mixed in, and PCM encoded without a capture (a viewer's microphone)
+ * ====================================================================================== */
+
+/** Sample formats of deskaudio_push_pcm(). */
+typedef enum deskaudio_pcm_format {
+    /** Signed 16-bit integers, native byte order. */
+    DESKAUDIO_PCM_S16 = 1,
+    /** 32-bit floats, native byte order, nominally within ±1; NaN and infinity are refused. */
+    DESKAUDIO_PCM_F32 = 2,
+} deskaudio_pcm_format;
+
+/** An encoder's running counts (deskaudio_encoder_get_stats()). */
+typedef struct deskaudio_encoder_stats {
+    /** 10 ms frames cut from the pushed audio. */
+    uint64_t frames_encoded;
+    /** Frames handed to the callback. */
+    uint64_t frames_sent;
+    /** Frames the zero gate held back (after 800 all-zero frames, until sound returns). */
+    uint64_t frames_gated;
+    /** AudioFrame bytes handed to the callback. */
+    uint64_t bytes_sent;
+} deskaudio_encoder_stats;
+
+/**
+ * The sending side without a capture, for a viewer's microphone: PCM the client hands in
+ * becomes AudioFrames exactly like a host's (10 ms, zero gate, sequence, sample clock,
+ * capture time; flagged DESKAUDIO_FRAME_MIC), to send to the host, whose
+ * deskaudio_decoder (or remote microphone) takes them. Any thread; calls on one encoder
+ * are serialized.
+ */
+typedef struct deskaudio_encoder deskaudio_encoder;
+
+/**
+ * Creates an encoder at 128 kbit/s, complexity 10 (as a capture); NULL on failure
+ * (deskaudio_last_error() says why). Free it with deskaudio_encoder_destroy().
+ *
+ * @return a new encoder, or NULL on failure.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT deskaudio_encoder *deskaudio_encoder_create(void);
+
+/**
+ * Frees an encoder; NULL is ignored. Not while a push on it is in progress.
+ *
+ * @param encoder the encoder to free; NULL is ignored.
+ */
+DESKAUDIO_EXPORT void deskaudio_encoder_destroy(deskaudio_encoder *encoder);
+
+/**
+ * Encodes `bytes` bytes of interleaved `format` PCM (a deskaudio_pcm_format), `channels`
+ * (1 or 2) at `sample_rate` (8000–96000 Hz; resampled to 48 kHz stereo by speexdsp),
+ * whose last sample was captured at `end_time_ns` (CLOCK_MONOTONIC; 0: now). Any chunk
+ * size: audio short of a whole frame waits for the next push. Calls `callback` with
+ * `user_data` once for each AudioFrame completed, on this thread, before returning; the
+ * bytes are valid only during that call. Returns the frames (samples per channel) taken:
+ * all of them; or a negative deskaudio_status, taking nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for a NULL encoder or callback, NULL data with bytes > 0, a byte count that is not whole
+ * frames, over 960000 frames, a bad format or channel count, or a non-finite float;
+ * DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Allocates nothing.
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param data the PCM, interleaved; the caller's, read during the call only.
+ * @param bytes bytes at `data`: whole sample frames, at most 960000 of them.
+ * @param format a deskaudio_pcm_format.
+ * @param channels 1 or 2.
+ * @param sample_rate 8000 to 96000 Hz.
+ * @param end_time_ns CLOCK_MONOTONIC ns at which the last sample was captured; 0: now.
+ * @param callback called with each AudioFrame completed, on this thread, before the call returns (not NULL).
+ * @param user_data passed back to `callback` untouched.
+ * @return the sample frames taken (all of them), or a negative deskaudio_status, taking nothing.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_encoder_push_pcm(deskaudio_encoder *encoder, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate, uint64_t end_time_ns, deskaudio_frame_callback callback, void *user_data);
+
+/**
+ * Sets the encoder's bitrate (6000–510000 bit/s) from the next frame on. DESKAUDIO_OK or
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param bitrate 6000 to 510000 bit/s.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_set_bitrate(deskaudio_encoder *encoder, int32_t bitrate);
+
+/**
+ * Sets the encoder's complexity (0–10) from the next frame on. DESKAUDIO_OK or
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param complexity 0 to 10.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_set_complexity(deskaudio_encoder *encoder, int32_t complexity);
+
+/**
+ * Marks a break in the pushed audio (the microphone closed, then opened again): audio
+ * short of a frame is dropped, the sample clock moves on by `skipped_samples` (48 kHz),
+ * and the next frame carries DESKAUDIO_FRAME_AFTER_GAP, so the receiver plays silence
+ * there instead of concealing. DESKAUDIO_OK or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param skipped_samples 48 kHz samples the break lasted.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_mark_gap(deskaudio_encoder *encoder, uint64_t skipped_samples);
+
+/**
+ * Copies an encoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for NULL pointers.
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param stats where the counts go (not NULL).
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_get_stats(deskaudio_encoder *encoder, deskaudio_encoder_stats *stats);
+
+/**
+ * Sends PCM the host got elsewhere (another capture API, a file, a speech engine) into
+ * `capture`: `bytes` bytes of interleaved `format` samples, `channels` (1 or 2) at
+ * `sample_rate` (8000 to 96000 Hz). It is resampled to 48 kHz stereo (speexdsp) and goes
+ * through the same framing, gate and encoder as captured audio, mixed with it (frames carry
+ * DESKAUDIO_FRAME_HOST); while nothing is captured it is framed alone, as fast as it comes.
+ * Returns the frames (samples per channel) taken: all, or fewer when 1 s of audio already
+ * waits, in which case push the rest later. Errors take nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for a NULL capture, NULL data with bytes > 0, a byte count that is not whole frames, over
+ * 960000 frames, a bad format or channel count, or a non-finite float;
+ * DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Stopping the capture
+ * ((false, false)) drops what still waits.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param data the PCM, interleaved; the caller's, read during the call only.
+ * @param bytes bytes at `data`: whole sample frames, at most 960000 of them.
+ * @param format a deskaudio_pcm_format.
+ * @param channels 1 or 2.
+ * @param sample_rate 8000 to 96000 Hz.
+ * @return the sample frames taken (fewer than given when 1 s already waits), or a negative deskaudio_status, taking nothing.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_capture_push_pcm(deskaudio_capture *capture, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate);
+
+/**
+ * deskaudio_capture_push_pcm() on the default capture.
+ *
+ * @param data the PCM, interleaved; the caller's, read during the call only.
+ * @param bytes bytes at `data`: whole sample frames, at most 960000 of them.
+ * @param format a deskaudio_pcm_format.
+ * @param channels 1 or 2.
+ * @param sample_rate 8000 to 96000 Hz.
+ * @return the sample frames taken (fewer than given when 1 s already waits), or a negative deskaudio_status, taking nothing.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_push_pcm(const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate);
+
+/* ======================================================================================
+ * 7. Receiving side: parsing and decoding AudioFrames, and the viewer's microphone on the host
+ * ====================================================================================== */
+
+/**
+ * Samples per channel of output that always suffice for deskaudio_decoder_decode(): the
+ * longest concealment (100 ms) plus the longest frame the wire format allows (60 ms).
+ */
+#define DESKAUDIO_DECODER_MAX_SAMPLES 7680
+
+/** deskaudio_decoder_create_with_output(): each frame's own channels. */
+#define DESKAUDIO_DECODER_AS_SENT 0
+
+/** The most channels a decoder writes (7.1). */
+#define DESKAUDIO_DECODER_MAX_CHANNELS 8
+
+/** Bits of deskaudio_frame_info.flags. */
+typedef enum deskaudio_frame_flag {
+    /** The first frame sent after the sender held frames back (silence, a capture restart). */
+    DESKAUDIO_FRAME_AFTER_GAP = 1,
+    /** App audio (what the machine plays) is in the frame. */
+    DESKAUDIO_FRAME_APP = 2,
+    /** Microphone audio is in the frame. */
+    DESKAUDIO_FRAME_MIC = 4,
+    /** PCM the host delivered (deskaudio_push_pcm) is in the frame. */
+    DESKAUDIO_FRAME_HOST = 8,
+    /**
+     * The sender dropped the frames just before this one: its host's frame callback fell
+     * more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES frames of 10 ms). The sequence has a hole there.
+     */
+    DESKAUDIO_FRAME_AFTER_LOSS = 16,
+} deskaudio_frame_flag;
+
+/** What a remote microphone tells its host. */
+typedef enum deskaudio_remote_mic_event {
+    /** The first application started recording from it: ask the viewer to open its microphone. */
+    DESKAUDIO_REMOTE_MIC_RECORDING_STARTED = 1,
+    /** The last application stopped recording from it: the viewer may close its microphone. */
+    DESKAUDIO_REMOTE_MIC_RECORDING_STOPPED = 2,
+} deskaudio_remote_mic_event;
+
+/**
+ * One AudioFrame's header fields, as deskaudio_parse_frame() reads them
+ * (docs/wire-format.md), and where its Opus packet is.
+ */
+typedef struct deskaudio_frame_info {
+    /** 48 kHz sample index of the frame's first sample; it runs on through gated silence. */
+    uint64_t sample_clock;
+    /** CLOCK_MONOTONIC time (ns), on the sender, at which the first sample was captured. */
+    uint64_t capture_time_ns;
+    /** The Opus packet: points into the bytes that were parsed, valid as long as they are. */
+    const uint8_t *payload;
+    /** Frames sent before this one (wraps at 2^32): a hole means loss in transit. */
+    uint32_t sequence;
+    /** Sample rate of the encoded audio, Hz (48000). */
+    uint32_t sample_rate;
+    /** Bytes of Opus packet at `payload`. */
+    uint32_t payload_length;
+    /** Samples per channel the payload decodes to (480). */
+    uint16_t frame_samples;
+    /** Layout version: 1, or 2 for surround (docs/wire-format.md). */
+    uint8_t version;
+    /** DESKAUDIO_FRAME_* bits. */
+    uint8_t flags;
+    /** Channels of the encoded audio: 1 or 2 in version 1; 1 to 8 in version 2 (6: 5.1, 8: 7.1). */
+    uint8_t channels;
+    /** Codec of the payload: 1 = Opus (version 1), 2 = Opus multistream, mapping family 1 (version 2). */
+    uint8_t codec;
+} deskaudio_frame_info;
+
+/** A decoder's running counts (deskaudio_decoder_get_stats()). */
+typedef struct deskaudio_decoder_stats {
+    /** Frames decoded. */
+    uint64_t frames_decoded;
+    /** Frames lost in transit (holes in the sequence). */
+    uint64_t frames_lost;
+    /**
+     * Lost frames replaced by concealment (in-band FEC, else Opus PLC); holes longer than
+     * 100 ms are not concealed.
+     */
+    uint64_t frames_concealed;
+    /** Frames that came after a later one, or twice: dropped. */
+    uint64_t frames_late;
+    /** Frames flagged DESKAUDIO_FRAME_AFTER_GAP (the sender was silent; nothing concealed). */
+    uint64_t gaps;
+} deskaudio_decoder_stats;
+
+/** A remote microphone's counts (deskaudio_remote_mic_get_stats()). */
+typedef struct deskaudio_remote_mic_stats {
+    /** Frames fed and taken. */
+    uint64_t frames_fed;
+    /** Frames dropped on feeding because 640 ms were already waiting (nothing recorded them). */
+    uint64_t frames_refused;
+    /** Frames played as decoded. */
+    uint64_t frames_played;
+    /** Frames lost in transit, played concealed (in-band FEC, else Opus PLC). */
+    uint64_t frames_concealed;
+    /** Frames that came after their time, or twice: dropped. */
+    uint64_t frames_late;
+    /** Concealed frames inserted while a late frame was awaited (the delay grew by 10 ms). */
+    uint64_t frames_inserted;
+    /** Frames dropped to bring the delay back down (steady arrival, or a fast sender clock). */
+    uint64_t frames_dropped;
+    /** Times the sender went silent (its zero gate) and silence was played. */
+    uint64_t gaps;
+    /** The delay the jitter buffer aims at now, ms (10 to 300). */
+    int32_t target_delay_ms;
+    /** 1 while an application records from the microphone, else 0. */
+    int32_t recorded;
+    /** How long the frames played so far waited between being fed and being played, ms: median. */
+    int32_t delay_p50_ms;
+    /** The same, 99th percentile. */
+    int32_t delay_p99_ms;
+} deskaudio_remote_mic_stats;
 
 /**
  * A decoder for one stream of AudioFrames (the receiving side): 48 kHz stereo float out
@@ -478,440 +1320,24 @@ typedef void (*deskaudio_remote_mic_callback)(int32_t event, void *user_data);
 typedef struct deskaudio_remote_mic deskaudio_remote_mic;
 
 /**
- * Called by deskaudio_capture_get_app_levels() once per application stream that app audio
- * records: its `application_name` ("" if unknown), process id `pid` (0 if unknown), the
- * server's `stream_id` (a PipeWire node id, a PulseAudio sink input index), and its peak and
- * RMS over the last second in dBFS (a full-scale sine peaks at 0 with an RMS of -3; -120
- * for silence). The name is valid only during the call.
- */
-typedef void (*deskaudio_app_level_callback)(const char *application_name, int32_t pid, uint32_t stream_id, float peak_dbfs, float rms_dbfs, void *user_data);
-
-/**
- * Creates a stopped capture with default settings and no callbacks; NULL on failure
- * (deskaudio_last_error() says why). Free it with deskaudio_capture_destroy().
- */
-deskaudio_capture *deskaudio_capture_create(void);
-
-/**
- * Stops the capture and frees it; NULL is ignored. Once it returns, none of the capture's
- * callbacks is called again, and the handle must not be used. Called from inside the
- * capture's own frame callback, that call is the callback's last and the capture is freed
- * just after it returns.
- */
-void deskaudio_capture_destroy(deskaudio_capture *capture);
-
-/**
- * Starts, changes or stops `capture` so that exactly the requested sources are captured:
- * `app` is what the machine plays (the default sink's monitor, the host's own playback
- * included: a host that plays its viewer's voice leaves itself out with
- * deskaudio_capture_set_apps(capture, DESKAUDIO_APPS_ALL_EXCEPT, NULL, 0, false)), `mic`
- * the default source.
- * With both, they are mixed into one stream. (false, false) stops. Idempotent; a source
- * already running keeps running through a change. Returns DESKAUDIO_OK or a negative
- * deskaudio_status; on failure nothing this call started is left running. Blocks until
- * the audio server accepted the streams (at most 3 s each). From inside the capture's frame
- * callback only a stop is allowed: it returns DESKAUDIO_OK, that call is the callback's
- * last, and capture stops as soon as it returns; anything else there returns
- * DESKAUDIO_ERROR_WRONG_THREAD.
- */
-int32_t deskaudio_capture_enable(deskaudio_capture *capture, bool mic, bool app);
-
-/** deskaudio_capture_enable() on the default capture. */
-int32_t enable_audio(bool mic, bool app);
-
-/**
- * Sets the function that receives every AudioFrame of `capture`, with `user_data` passed
- * back to it; NULL unregisters. Once this returns, the previous callback is never called
- * again. Called from inside the callback, the change applies from the next frame.
- * DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
- */
-int32_t deskaudio_capture_set_frame_callback(deskaudio_capture *capture, deskaudio_frame_callback callback, void *user_data);
-
-/** deskaudio_capture_set_frame_callback() on the default capture. */
-void set_audio_callback(deskaudio_frame_callback callback, void *user_data);
-
-/**
- * Samples (at 48 kHz) a decoder discards at the start of `capture`'s stream: the
- * encoder's look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on
- * error.
- */
-int32_t deskaudio_capture_pre_skip(deskaudio_capture *capture);
-
-/** deskaudio_capture_pre_skip() of the default capture. */
-int32_t deskaudio_encoder_pre_skip(void);
-
-/**
- * Chooses the audio server API for `capture`'s next start: "pipewire", "pulse"
- * (PulseAudio, or pipewire-pulse) or "auto" (PipeWire when its daemon answers, else
- * PulseAudio; the default). Overrides the DESKAUDIO_BACKEND environment variable. A source
- * already capturing keeps its backend until capture stops.
- */
-int32_t deskaudio_capture_set_backend(deskaudio_capture *capture, const char *name);
-
-/** deskaudio_capture_set_backend() on the default capture. */
-int32_t deskaudio_set_backend(const char *name);
-
-/**
- * The backend `capture` uses now: "pipewire" or "pulse", or "" while it is stopped (and
- * for a NULL capture). Static storage, never freed.
- */
-const char *deskaudio_capture_backend(deskaudio_capture *capture);
-
-/** deskaudio_capture_backend() of the default capture. */
-const char *deskaudio_backend(void);
-
-/**
- * Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default: the
- * layout's, 128000 for stereo; see deskaudio_capture_set_channels()). Applies from the next
- * frame, also while capturing; loss reports step on from it. Once set, it stays whatever
- * the layout.
- */
-int32_t deskaudio_capture_set_bitrate(deskaudio_capture *capture, int32_t bits_per_second);
-
-/** deskaudio_capture_set_bitrate() on the default capture. */
-int32_t deskaudio_set_bitrate(int32_t bits_per_second);
-
-/**
- * Sets `capture`'s Opus encoder complexity, 0 (fastest) to 10 (best, the default).
- * Applies from the next frame, also while capturing.
- */
-int32_t deskaudio_capture_set_complexity(deskaudio_capture *capture, int32_t complexity);
-
-/** deskaudio_capture_set_complexity() on the default capture. */
-int32_t deskaudio_set_complexity(int32_t complexity);
-
-/**
- * Turns `capture`'s Opus in-band FEC on or off and sets the packet loss, in percent
- * (0–100), the encoder plans for (default: off, 0). FEC data rides in SILK and hybrid
- * packets only; in the default restricted-low-delay mode (CELT only) it is accepted and has
- * no effect. Applies from the next frame. deskaudio_capture_report_packet_loss() sets both
- * from then on.
- */
-int32_t deskaudio_capture_set_fec(deskaudio_capture *capture, bool enabled, int32_t expected_loss_percent);
-
-/** deskaudio_capture_set_fec() on the default capture. */
-int32_t deskaudio_set_fec(bool enabled, int32_t expected_loss_percent);
-
-/**
- * Turns `capture`'s zero gate on (the default: after 800 all-zero frames, 8 s at 10 ms,
- * nothing is sent until sound returns) or off (every frame is sent). Applies from the next
- * frame.
- */
-int32_t deskaudio_capture_set_gate(deskaudio_capture *capture, bool enabled);
-
-/** deskaudio_capture_set_gate() on the default capture. */
-int32_t deskaudio_set_gate(bool enabled);
-
-/**
- * Sets the length of `capture`'s frames, in microseconds: 2500, 5000, 10000 (the default)
- * or 20000; anything else is DESKAUDIO_ERROR_INVALID_ARGUMENT. Also while capturing: frames
- * change at the next frame boundary, with sequence and sample clock running on. Each frame
- * says its length (frame_samples: 120, 240, 480 or 960). The zero gate counts frames, so it
- * closes after 800 all-zero frames of any length: 2 s at 2.5 ms, 4 s at 5 ms, 8 s at 10 ms,
- * 16 s at 20 ms. Streams started after the call ask the server for blocks of the frame
- * length (within 5 to 10 ms), which shorter frames need for their lower latency; set it before
- * deskaudio_capture_enable() for that. Shorter frames cost more CPU and bytes per second.
- * The receiving side's jitter buffer (deskaudio_remote_mic) plays 10 ms frames only.
- */
-int32_t deskaudio_capture_set_frame_duration(deskaudio_capture *capture, int32_t microseconds);
-
-/** deskaudio_capture_set_frame_duration() on the default capture. */
-int32_t deskaudio_set_frame_duration(int32_t microseconds);
-
-/**
- * Sets the channels of `capture`'s frames: 1 (mono), 2 (stereo, the default), 6 (5.1: FL FR
- * FC LFE RL RR) or 8 (7.1: FL FR FC LFE RL RR SL SR), or DESKAUDIO_CHANNELS_SINK for the
- * layout of the sink app audio records (its monitor's channels: 1 mono, 2 stereo, 3 to 6
- * 5.1, more 7.1; stereo when the server does not say); anything else is
- * DESKAUDIO_ERROR_INVALID_ARGUMENT. The server up- or downmixes each source to that layout
- * (a stereo microphone lands on FL and FR). 6 and 8 channels are Opus multistream with
- * channel mapping family 1, in AudioFrame version 2 (docs/wire-format.md); a stereo capture
- * of a 5.1 sink stays the server's downmix. Applies from the next start from stopped: a
- * running capture keeps its layout until deskaudio_capture_enable(capture, false, false)
- * and a new start. Unless deskaudio_capture_set_bitrate() was called, each start takes the
- * layout's default bitrate: 64000 mono, 128000 stereo, 256000 for 5.1, 450000 for 7.1
- * (loss reports step from it by the same percentages). Host PCM
- * (deskaudio_capture_push_pcm()) goes onto FL and FR.
- */
-int32_t deskaudio_capture_set_channels(deskaudio_capture *capture, int32_t channels);
-
-/** deskaudio_capture_set_channels() on the default capture. */
-int32_t deskaudio_set_channels(int32_t channels);
-
-/**
- * Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps
- * `capture`'s bitrate within (default 6000–510000; both within that, minimum ≤ maximum).
- * The bitrate is pulled into the range at once.
- */
-int32_t deskaudio_capture_set_bitrate_range(deskaudio_capture *capture, int32_t minimum, int32_t maximum);
-
-/** deskaudio_capture_set_bitrate_range() on the default capture. */
-int32_t deskaudio_set_bitrate_range(int32_t minimum, int32_t maximum);
-
-/**
- * Reports the fraction of `capture`'s packets (0–1) the host saw lost over its last
- * reporting interval. The bitrate steps within the range: loss ≥ 10 % → down 50 %; ≥ 5 %
- * → down 15 %; < 1 % → up 15 %; otherwise unchanged. The expected loss is set to the
- * report, and in-band FEC is on while loss is above 1 %. Returns the bitrate now in force
- * (bit/s, positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT for a value that is not a fraction
- * (NaN included). Applies from the next frame.
- */
-int32_t deskaudio_capture_report_packet_loss(deskaudio_capture *capture, float loss_fraction);
-
-/** deskaudio_capture_report_packet_loss() on the default capture. */
-int32_t deskaudio_report_packet_loss(float loss_fraction);
-
-/**
- * Lists the capture devices of the audio server the backend choice picks (the one in use
- * while capturing): every sink, whose monitor is app audio, and every source that is not
- * a monitor. Calls `callback` once per device, on the calling thread, before it returns.
- * Returns the number of devices, or a negative deskaudio_status. Blocks up to 3 s for the
- * server.
- */
-int32_t deskaudio_list_devices(deskaudio_device_callback callback, void *user_data);
-
-/**
- * Makes `capture` record app audio from the monitor of the sink `name` (a name
- * deskaudio_list_devices() gives) instead of the default sink; NULL or "" goes back to the
- * default sink, which is followed when it changes (a named sink is not). The name is
- * checked against the server now: an unknown one, or a source's, gives
- * DESKAUDIO_ERROR_NO_DEVICE. While app audio is captured, capture moves to the sink at
- * once; if that fails, app capture stops and the error says why. Not callable from inside
- * the capture's frame callback.
- */
-int32_t deskaudio_capture_set_app_device(deskaudio_capture *capture, const char *name);
-
-/** deskaudio_capture_set_app_device() on the default capture. */
-int32_t deskaudio_set_app_device(const char *name);
-
-/**
- * Makes `capture` record the microphone from the source `name` (a name
- * deskaudio_list_devices() gives) instead of the default source; NULL or "" goes back to
- * the default source, followed when it changes. Checked against the server now: an unknown
- * name, a sink's or a monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is
- * captured, capture moves to the source at once. Not callable from inside the capture's
- * frame callback.
- */
-int32_t deskaudio_capture_set_mic_device(deskaudio_capture *capture, const char *name);
-
-/** deskaudio_capture_set_mic_device() on the default capture. */
-int32_t deskaudio_set_mic_device(const char *name);
-
-/**
- * Lists the streams applications play now on the audio server the backend choice picks:
- * what deskaudio_capture_set_apps() matches names against. Calls `callback` once per stream,
- * on the calling thread, before it returns. Returns the number of streams, or a negative
- * deskaudio_status. Blocks up to 3 s for the server.
- */
-int32_t deskaudio_list_apps(deskaudio_app_callback callback, void *user_data);
-
-/**
- * Chooses what `capture`'s app audio records: DESKAUDIO_APPS_ALL (the default sink's monitor,
- * `names` ignored), or DESKAUDIO_APPS_ONLY / DESKAUDIO_APPS_ALL_EXCEPT the `count` applications
- * in `names`, each matched, ignoring case, against a stream's application name, process
- * binary or node name, or as a process id (deskaudio_list_apps() shows them). Applications
- * that start or stop while capturing are picked up or dropped at once
- * (DESKAUDIO_EVENT_APP_STARTED/STOPPED say which). The machine's speakers keep playing them
- * unless deskaudio_capture_set_mute_host() says otherwise.
- * The calling process's own playback is left out unless `include_own_process` is true, so a
- * host that plays its viewer's voice never sends it back. App audio that is capturing
- * switches at once. Through the PulseAudio API (a PulseAudio daemon or pipewire-pulse) each
- * chosen stream is recorded where it plays, one record stream per stream mixed by the
- * library, at most 15 at once (more are left out, with a warning in the log).
- * DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown mode, ONLY with no name, NULL names with
- * count > 0, a NULL or empty name, or more than DESKAUDIO_MAX_APP_NAMES. Not callable from
- * inside the capture's frame callback.
- */
-int32_t deskaudio_capture_set_apps(deskaudio_capture *capture, int32_t mode, const char *const *names, size_t count, bool include_own_process);
-
-/** deskaudio_capture_set_apps() on the default capture. */
-int32_t deskaudio_set_apps(int32_t mode, const char *const *names, size_t count, bool include_own_process);
-
-/**
- * While `mute` is true, what `capture`'s app audio records reaches the viewer but not the
- * machine's speakers: the recorded streams play into a silent sink of the library's
- * ("deskaudio-mute-…", left out of device lists) and the default sink is never changed.
- * With DESKAUDIO_APPS_ALL, app audio then records every application but the calling
- * process, wherever it plays, instead of the default sink's monitor. Every stream is back on
- * the device it played to when `mute` goes false, when capture stops, and (PipeWire removes
- * what a client made when it goes) within a second of the process's death, even by SIGKILL;
- * a stream the user moved by hand comes back to the default device then, and to the device
- * it had at the next mute on that server. Through the PulseAudio API (a PulseAudio daemon
- * or pipewire-pulse) the sink is a loaded module-null-sink, which outlives a killed process:
- * its streams stay silent until the next capture of any kind starts on that server, which
- * unloads it (the server then moves them to the default sink). A stream moved elsewhere
- * while muted stays there. App audio that is capturing switches at once. Not callable from
- * inside the capture's frame callback.
- */
-int32_t deskaudio_capture_set_mute_host(deskaudio_capture *capture, bool mute);
-
-/** deskaudio_capture_set_mute_host() on the default capture. */
-int32_t deskaudio_set_mute_host(bool mute);
-
-/**
- * While `ensure` is true (false by default), app audio on a server with no sink at all (a
- * machine with no sound card, a headless server) creates a virtual sink for as long as it
- * captures, so applications have somewhere to play and the viewer hears them; an event
- * (DESKAUDIO_EVENT_DEVICE_CHANGED, "app audio: NAME.monitor") names it. On PipeWire it is
- * a node of the library's connection (deskaudio-virtual-PID-N), gone when capture stops or
- * the process ends however it ends. Through the PulseAudio API it is a loaded
- * module-null-sink (deskaudio_virtual_PID_N), unloaded when capture stops; a killed
- * process leaves it loaded until the next capture start on that server unloads it. What
- * played there moves to whatever sink the server picks. Applies from the next start of app
- * audio. Returns DESKAUDIO_OK.
- */
-int32_t deskaudio_capture_set_ensure_sink(deskaudio_capture *capture, bool ensure);
-
-/** deskaudio_capture_set_ensure_sink() on the default capture. */
-int32_t deskaudio_set_ensure_sink(bool ensure);
-
-/**
- * "Why is it silent?": checks, in order, whether an audio server is reachable (naming the
- * sockets tried), the backend and server version, the default sink (muted, at 0 % volume,
- * suspended), which applications play and to which sink, what app audio and the
- * microphone record, their levels over `listen_ms` (0: 1000; at most 10000) of capture,
- * and what the zero gate did meanwhile; while `capture` captures, a last finding says what
- * it sent meanwhile (its zero gate closed, or no frames arriving). Calls `callback` once
- * per finding on the calling thread before it returns. Uses `capture`'s backend choice and
- * a capture of its own (`capture` itself is left alone). Returns the number of
- * DESKAUDIO_FINDING_PROBLEM findings, or a negative deskaudio_status. Blocks for the
- * listen plus up to 3 s per server query. Not callable from inside a frame callback.
- */
-int32_t deskaudio_capture_diagnose(deskaudio_capture *capture, int32_t listen_ms, deskaudio_diagnose_callback callback, void *user_data);
-
-/** deskaudio_capture_diagnose() with the default capture's backend choice. */
-int32_t deskaudio_diagnose(int32_t listen_ms, deskaudio_diagnose_callback callback, void *user_data);
-
-/**
- * Creates an encoder at 128 kbit/s, complexity 10 (as a capture); NULL on failure
- * (deskaudio_last_error() says why). Free it with deskaudio_encoder_destroy().
- */
-deskaudio_encoder *deskaudio_encoder_create(void);
-
-/** Frees an encoder; NULL is ignored. Not while a push on it is in progress. */
-void deskaudio_encoder_destroy(deskaudio_encoder *encoder);
-
-/**
- * Encodes `bytes` bytes of interleaved `format` PCM (a deskaudio_pcm_format), `channels`
- * (1 or 2) at `sample_rate` (8000–96000 Hz; resampled to 48 kHz stereo by speexdsp),
- * whose last sample was captured at `end_time_ns` (CLOCK_MONOTONIC; 0: now). Any chunk
- * size: audio short of a whole frame waits for the next push. Calls `callback` with
- * `user_data` once for each AudioFrame completed, on this thread, before returning; the
- * bytes are valid only during that call. Returns the frames (samples per channel) taken:
- * all of them; or a negative deskaudio_status, taking nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
- * for a NULL encoder or callback, NULL data with bytes > 0, a byte count that is not whole
- * frames, over 960000 frames, a bad format or channel count, or a non-finite float;
- * DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Allocates nothing.
- */
-int32_t deskaudio_encoder_push_pcm(deskaudio_encoder *encoder, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate, uint64_t end_time_ns, deskaudio_frame_callback callback, void *user_data);
-
-/**
- * Sets the encoder's bitrate (6000–510000 bit/s) from the next frame on. DESKAUDIO_OK or
- * DESKAUDIO_ERROR_INVALID_ARGUMENT.
- */
-int32_t deskaudio_encoder_set_bitrate(deskaudio_encoder *encoder, int32_t bitrate);
-
-/**
- * Sets the encoder's complexity (0–10) from the next frame on. DESKAUDIO_OK or
- * DESKAUDIO_ERROR_INVALID_ARGUMENT.
- */
-int32_t deskaudio_encoder_set_complexity(deskaudio_encoder *encoder, int32_t complexity);
-
-/**
- * Marks a break in the pushed audio (the microphone closed, then opened again): audio
- * short of a frame is dropped, the sample clock moves on by `skipped_samples` (48 kHz),
- * and the next frame carries DESKAUDIO_FRAME_AFTER_GAP, so the receiver plays silence
- * there instead of concealing. DESKAUDIO_OK or DESKAUDIO_ERROR_INVALID_ARGUMENT.
- */
-int32_t deskaudio_encoder_mark_gap(deskaudio_encoder *encoder, uint64_t skipped_samples);
-
-/**
- * Copies an encoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
- * for NULL pointers.
- */
-int32_t deskaudio_encoder_get_stats(deskaudio_encoder *encoder, deskaudio_encoder_stats *stats);
-
-/**
- * Sets the function that receives `capture`'s state events, with `user_data` passed back;
- * NULL unregisters. Once this returns, the previous callback is never called again (from
- * inside a callback, the change applies from the next event). Events wait in a queue of
- * 256; beyond that they are dropped. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a
- * NULL capture.
- */
-int32_t deskaudio_capture_set_event_callback(deskaudio_capture *capture, deskaudio_event_callback callback, void *user_data);
-
-/** deskaudio_capture_set_event_callback() on the default capture. */
-void deskaudio_set_event_callback(deskaudio_event_callback callback, void *user_data);
-
-/**
- * Sets the function that receives `capture`'s log messages up to `max_level` (a
- * deskaudio_log_level; DESKAUDIO_LOG_INFO is a good default), with `user_data` passed back;
- * NULL unregisters. Without one the library logs nothing, and it never writes to stdout or
- * stderr itself. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown
- * level or a NULL capture.
- */
-int32_t deskaudio_capture_set_log_callback(deskaudio_capture *capture, deskaudio_log_callback callback, int32_t max_level, void *user_data);
-
-/** deskaudio_capture_set_log_callback() on the default capture. */
-int32_t deskaudio_set_log_callback(deskaudio_log_callback callback, int32_t max_level, void *user_data);
-
-/**
- * Sends PCM the host got elsewhere (another capture API, a file, a speech engine) into
- * `capture`: `bytes` bytes of interleaved `format` samples, `channels` (1 or 2) at
- * `sample_rate` (8000 to 96000 Hz). It is resampled to 48 kHz stereo (speexdsp) and goes
- * through the same framing, gate and encoder as captured audio, mixed with it (frames carry
- * DESKAUDIO_FRAME_HOST); while nothing is captured it is framed alone, as fast as it comes.
- * Returns the frames (samples per channel) taken: all, or fewer when 1 s of audio already
- * waits, in which case push the rest later. Errors take nothing: DESKAUDIO_ERROR_INVALID_ARGUMENT
- * for a NULL capture, NULL data with bytes > 0, a byte count that is not whole frames, over
- * 960000 frames, a bad format or channel count, or a non-finite float;
- * DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Stopping the capture
- * ((false, false)) drops what still waits.
- */
-int32_t deskaudio_capture_push_pcm(deskaudio_capture *capture, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate);
-
-/** deskaudio_capture_push_pcm() into the default capture. */
-int32_t deskaudio_push_pcm(const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate);
-
-/** The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed. */
-const char *deskaudio_version(void);
-
-/**
- * The loaded library's version as MAJOR * 10000 + MINOR * 100 + PATCH, to compare with
- * the DESKAUDIO_VERSION_* macros of the header a host was built against.
- */
-int32_t deskaudio_version_number(void);
-
-/**
- * The loaded library's ABI version; a host built against this header needs it to equal
- * DESKAUDIO_ABI_VERSION.
- */
-int32_t deskaudio_abi_version(void);
-
-/**
- * A fixed English description of a deskaudio_status code (an unknown code gives
- * "unknown error"); static storage, never freed.
- */
-const char *deskaudio_strerror(int32_t code);
-
-/**
- * Details of the last failure on the calling thread ("" if none). Valid until the next
- * failing DeskAudio call on the same thread; the library owns it.
- */
-const char *deskaudio_last_error(void);
-
-/**
  * Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*
  * code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers); `info`
  * is written only on success. Any thread.
+ *
+ * @param bytes the AudioFrame (not NULL); the caller's.
+ * @param len bytes at `bytes`.
+ * @param info where the fields go (not NULL); its `payload` points into `bytes`.
+ * @return DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_* code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL).
  */
-int32_t deskaudio_parse_frame(const uint8_t *bytes, size_t len, deskaudio_frame_info *info);
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_parse_frame(const uint8_t *bytes, size_t len, deskaudio_frame_info *info);
 
 /**
  * Creates a decoder; NULL on failure (deskaudio_last_error() says why). Free it with
  * deskaudio_decoder_destroy().
+ *
+ * @return a new decoder writing stereo, or NULL on failure.
  */
-deskaudio_decoder *deskaudio_decoder_create(void);
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT deskaudio_decoder *deskaudio_decoder_create(void);
 
 /**
  * Creates a decoder writing `channels`: 2 is deskaudio_decoder_create() (surround folded to
@@ -921,18 +1347,28 @@ deskaudio_decoder *deskaudio_decoder_create(void);
  * surround speakers; deskaudio_decoder_get_channels() says how many the last frame had, and
  * `pcm` must then hold `max_samples` × DESKAUDIO_DECODER_MAX_CHANNELS floats. Anything else:
  * NULL with DESKAUDIO_ERROR_INVALID_ARGUMENT (deskaudio_last_error() says why).
+ *
+ * @param channels 2, or DESKAUDIO_DECODER_AS_SENT.
+ * @return a new decoder, or NULL (DESKAUDIO_ERROR_INVALID_ARGUMENT for another value).
  */
-deskaudio_decoder *deskaudio_decoder_create_with_output(int32_t channels);
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT deskaudio_decoder *deskaudio_decoder_create_with_output(int32_t channels);
 
 /**
  * Interleaved channels of what deskaudio_decoder_decode() wrote last: 2, or for a decoder
  * made with DESKAUDIO_DECODER_AS_SENT the last frame's (2 until one arrives); a negative
  * deskaudio_status for NULL.
+ *
+ * @param decoder the decoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @return 1 to 8 channels, or a negative deskaudio_status.
  */
-int32_t deskaudio_decoder_get_channels(deskaudio_decoder *decoder);
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_decoder_get_channels(deskaudio_decoder *decoder);
 
-/** Frees a decoder; NULL is ignored. */
-void deskaudio_decoder_destroy(deskaudio_decoder *decoder);
+/**
+ * Frees a decoder; NULL is ignored.
+ *
+ * @param decoder the decoder to free; NULL is ignored.
+ */
+DESKAUDIO_EXPORT void deskaudio_decoder_destroy(deskaudio_decoder *decoder);
 
 /**
  * Decodes one AudioFrame into `pcm` (interleaved float, 48 kHz: stereo, or as sent for a
@@ -943,14 +1379,25 @@ void deskaudio_decoder_destroy(deskaudio_decoder *decoder);
  * late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code
  * for bad bytes; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or room for less than
  * the frame). With DESKAUDIO_DECODER_MAX_SAMPLES of room nothing is ever cut short.
+ *
+ * @param decoder the decoder (not NULL).
+ * @param frame the AudioFrame (not NULL); the caller's.
+ * @param len bytes at `frame`.
+ * @param pcm where the 48 kHz float samples go (not NULL): `max_samples` × 2 floats, or × DESKAUDIO_DECODER_MAX_CHANNELS as sent.
+ * @param max_samples samples per channel `pcm` holds; DESKAUDIO_DECODER_MAX_SAMPLES always suffices.
+ * @return the samples per channel written (0 for a late or repeated frame), or a negative deskaudio_status.
  */
-int32_t deskaudio_decoder_decode(deskaudio_decoder *decoder, const uint8_t *frame, size_t len, float *pcm, size_t max_samples);
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_decoder_decode(deskaudio_decoder *decoder, const uint8_t *frame, size_t len, float *pcm, size_t max_samples);
 
 /**
  * Copies a decoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
  * for NULL pointers.
+ *
+ * @param decoder the decoder (not NULL).
+ * @param stats where the counts go (not NULL).
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
  */
-int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats);
+DESKAUDIO_EXPORT int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats);
 
 /**
  * Puts a microphone named `name` (a node name: 1–64 letters, digits, `_`, `-`, `.`), shown
@@ -962,14 +1409,22 @@ int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decode
  * PulseAudio its two modules stay until the next remote microphone or capture starts on
  * that server. NULL on failure (deskaudio_last_error() says why: a bad name, no server).
  * Free it with deskaudio_remote_mic_destroy().
+ *
+ * @param name the node name, 1–64 letters, digits, `_`, `-` or `.`.
+ * @param description the name users see; NULL: `name`.
+ * @param callback told when recording starts and stops; may be NULL.
+ * @param user_data passed back to `callback` untouched.
+ * @return a new remote microphone, or NULL on failure.
  */
-deskaudio_remote_mic *deskaudio_remote_mic_create(const char *name, const char *description, deskaudio_remote_mic_callback callback, void *user_data);
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT deskaudio_remote_mic *deskaudio_remote_mic_create(const char *name, const char *description, deskaudio_remote_mic_callback callback, void *user_data);
 
 /**
  * Takes the microphone off the server and frees it; NULL is ignored. Applications recording
  * from it see their source go. Not from inside its callback.
+ *
+ * @param microphone the microphone to remove and free; NULL is ignored.
  */
-void deskaudio_remote_mic_destroy(deskaudio_remote_mic *microphone);
+DESKAUDIO_EXPORT void deskaudio_remote_mic_destroy(deskaudio_remote_mic *microphone);
 
 /**
  * Feeds one AudioFrame (`len` bytes) as it arrived from the network, from any thread; it
@@ -978,77 +1433,23 @@ void deskaudio_remote_mic_destroy(deskaudio_remote_mic *microphone);
  * are not an AudioFrame, DESKAUDIO_ERROR_NOT_SUPPORTED for a frame that is not 10 ms of
  * 48 kHz stereo, DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers; a refused frame changes
  * nothing. Allocates nothing, and never waits for the audio server's thread.
+ *
+ * @param microphone the microphone (not NULL).
+ * @param frame the AudioFrame (not NULL); the caller's, read during the call only.
+ * @param len bytes at `frame`.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status; a refused frame changes nothing.
  */
-int32_t deskaudio_remote_mic_feed(deskaudio_remote_mic *microphone, const uint8_t *frame, size_t len);
+DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_feed(deskaudio_remote_mic *microphone, const uint8_t *frame, size_t len);
 
 /**
  * Copies the microphone's counts into `stats`. DESKAUDIO_OK, or
  * DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers.
+ *
+ * @param microphone the microphone (not NULL).
+ * @param stats where the counts go (not NULL).
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
  */
-int32_t deskaudio_remote_mic_get_stats(deskaudio_remote_mic *microphone, deskaudio_remote_mic_stats *stats);
-
-/**
- * For a host that runs as a system service (as root, or as a user of its own): from now on
- * every capture and query of this process connects to the desktop session of the user
- * `uid`: the PipeWire socket and the PulseAudio socket in their runtime directory
- * (/run/user/UID, which logind makes while they are logged in), with their PulseAudio
- * cookie (~/.config/pulse/cookie) where the server asks for one. The process's environment
- * is neither read for this nor changed. -1 goes back to the process's own environment
- * (XDG_RUNTIME_DIR, PIPEWIRE_REMOTE, PULSE_SERVER). Captures already running keep their
- * server until they are started again. The caller needs the right to open that user's
- * sockets (root has it). Returns DESKAUDIO_OK; DESKAUDIO_ERROR_INVALID_ARGUMENT for a uid
- * no user has or below -1; DESKAUDIO_ERROR_NO_SERVER when the user has no runtime
- * directory (not logged in).
- */
-int32_t deskaudio_set_session(int64_t uid);
-
-/**
- * deskaudio_set_session() with the user of the active session on seat0, as logind records
- * it: whoever sits at the machine now. Returns that uid, or a negative deskaudio_status:
- * DESKAUDIO_ERROR_NOT_SUPPORTED without logind, DESKAUDIO_ERROR_NO_SERVER when nobody is
- * logged in at the seat. Call it again when the seat's user changes (logind's
- * ActiveSession property).
- */
-int32_t deskaudio_set_session_active(void);
-
-/**
- * Fills `*stats` with `capture`'s counts, levels and latencies so far. Takes no lock the
- * worker holds: may be called from any thread, the frame callback included, as often as
- * wanted. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
- */
-int32_t deskaudio_capture_get_stats(deskaudio_capture *capture, deskaudio_stats *stats);
-
-/** deskaudio_capture_get_stats() of the default capture. */
-int32_t deskaudio_get_stats(deskaudio_stats *stats);
-
-/**
- * While `measure` is true (false by default), `capture`'s app audio, when it records chosen
- * applications (deskaudio_capture_set_apps() with DESKAUDIO_APPS_ONLY or
- * DESKAUDIO_APPS_ALL_EXCEPT, or the host muted), measures each recorded stream's level on its
- * own, for deskaudio_capture_get_app_levels(). On PipeWire's native backend that is one more
- * stream per recorded application (passive: it keeps nothing running); through the
- * PulseAudio API each stream is recorded on its own anyway. A whole-sink capture
- * (DESKAUDIO_APPS_ALL) has no levels per application. App audio that is capturing switches
- * at once. Returns DESKAUDIO_OK or an error. Not callable from inside the capture's frame
- * callback.
- */
-int32_t deskaudio_capture_set_app_levels(deskaudio_capture *capture, bool measure);
-
-/** deskaudio_capture_set_app_levels() on the default capture. */
-int32_t deskaudio_set_app_levels(bool measure);
-
-/**
- * Calls `callback` once per application stream `capture`'s app audio records now, with its
- * level over the last second, on the calling thread, before it returns; streams in order of
- * `stream_id`. Returns the number of streams (none unless deskaudio_capture_set_app_levels()
- * is on and app audio records chosen applications), or DESKAUDIO_ERROR_INVALID_ARGUMENT for
- * a NULL callback. Takes no lock an audio thread takes: may be called from any thread, the
- * frame callback included.
- */
-int32_t deskaudio_capture_get_app_levels(deskaudio_capture *capture, deskaudio_app_level_callback callback, void *user_data);
-
-/** deskaudio_capture_get_app_levels() on the default capture. */
-int32_t deskaudio_get_app_levels(deskaudio_app_level_callback callback, void *user_data);
+DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_get_stats(deskaudio_remote_mic *microphone, deskaudio_remote_mic_stats *stats);
 
 #ifdef __cplusplus
 }

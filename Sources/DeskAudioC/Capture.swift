@@ -1,6 +1,8 @@
 import DeskAudio
 import Glibc
 
+//# 2. Capture: captures, their sources and frames, their stats
+
 /// A capture: the sources it records, its encoder settings, its frame, event and log
 /// callbacks and its stats, independent of every other capture in the process (two viewers
 /// at different bitrates, or one sent an app and one everything), each with its own frame
@@ -31,6 +33,8 @@ func withCapture(_ handle: deskaudio_capture?, _ body: (AudioService) -> Int32) 
 
 /// Creates a stopped capture with default settings and no callbacks; NULL on failure
 /// (deskaudio_last_error() says why). Free it with deskaudio_capture_destroy().
+/// - Returns: a new capture, or NULL on failure.
+// C: warn_unused_result
 @_cdecl("deskaudio_capture_create")
 public func deskaudio_capture_create() -> deskaudio_capture? {
     Handle.retained(AudioService())
@@ -40,6 +44,8 @@ public func deskaudio_capture_create() -> deskaudio_capture? {
 /// callbacks is called again, and the handle must not be used. Called from inside the
 /// capture's own frame callback, that call is the callback's last and the capture is freed
 /// just after it returns.
+/// - Parameters:
+///   - capture: the capture to free; NULL is ignored.
 @_cdecl("deskaudio_capture_destroy")
 public func deskaudio_capture_destroy(_ capture: deskaudio_capture?) {
     guard let capture else { return }
@@ -62,6 +68,11 @@ public func deskaudio_capture_destroy(_ capture: deskaudio_capture?) {
 /// callback only a stop is allowed: it returns DESKAUDIO_OK, that call is the callback's
 /// last, and capture stops as soon as it returns; anything else there returns
 /// DESKAUDIO_ERROR_WRONG_THREAD.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - mic: true to capture the microphone (the default source, or the one set).
+///   - app: true to capture app audio (the default sink's monitor, or the device or applications set).
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status (DESKAUDIO_ERROR_NO_SERVER, _NO_DEVICE, _STREAM, _TIMEOUT, _WRONG_THREAD, …).
 @_cdecl("deskaudio_capture_enable")
 public func deskaudio_capture_enable(_ capture: deskaudio_capture?, _ mic: Bool, _ app: Bool) -> Int32 {
     withCapture(capture) { service in status { () throws(DeskAudioError) in try service.enable(mic: mic, app: app) } }
@@ -77,6 +88,11 @@ public func enable_audio(_ mic: Bool, _ app: Bool) -> Int32 {
 /// back to it; NULL unregisters. Once this returns, the previous callback is never called
 /// again. Called from inside the callback, the change applies from the next frame.
 /// DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - callback: called with each AudioFrame; NULL unregisters.
+///   - user_data: passed back to `callback` untouched; the host's.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_capture_set_frame_callback")
 public func deskaudio_capture_set_frame_callback(
     _ capture: deskaudio_capture?, _ callback: deskaudio_frame_callback?, _ user_data: UnsafeMutableRawPointer?
@@ -103,6 +119,10 @@ public func set_audio_callback(_ callback: deskaudio_frame_callback?, _ user_dat
 /// Samples (at 48 kHz) a decoder discards at the start of `capture`'s stream: the
 /// encoder's look-ahead, which an Ogg Opus writer puts in OpusHead as pre-skip. Negative on
 /// error.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+/// - Returns: the pre-skip in 48 kHz samples (120 at the default settings), or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_capture_pre_skip")
 public func deskaudio_capture_pre_skip(_ capture: deskaudio_capture?) -> Int32 {
     withCapture(capture) { service in valueOrStatus { () throws(DeskAudioError) in try service.encoderLookahead() } }
@@ -124,6 +144,10 @@ struct HostPointer: @unchecked Sendable {
 /// (PulseAudio, or pipewire-pulse) or "auto" (PipeWire when its daemon answers, else
 /// PulseAudio; the default). Overrides the DESKAUDIO_BACKEND environment variable. A source
 /// already capturing keeps its backend until capture stops.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - name: "pipewire", "pulse" or "auto"; NULL is "auto".
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name.
 @_cdecl("deskaudio_capture_set_backend")
 public func deskaudio_capture_set_backend(_ capture: deskaudio_capture?, _ name: UnsafePointer<CChar>?) -> Int32 {
     withCapture(capture) { service in
@@ -145,6 +169,9 @@ public func deskaudio_set_backend(_ name: UnsafePointer<CChar>?) -> Int32 {
 
 /// The backend `capture` uses now: "pipewire" or "pulse", or "" while it is stopped (and
 /// for a NULL capture). Static storage, never freed.
+/// - Parameters:
+///   - capture: the capture; NULL gives "".
+/// - Returns: "pipewire", "pulse", or "" while stopped; the library's, never freed.
 @_cdecl("deskaudio_capture_backend")
 public func deskaudio_capture_backend(_ capture: deskaudio_capture?) -> UnsafePointer<CChar>? {
     guard let capture else { return cString("") }

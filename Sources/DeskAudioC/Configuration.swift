@@ -1,9 +1,15 @@
 import DeskAudio
 
+//# 3. Configuration: encoder, frames, channels, gate; the session served
+
 /// Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default: the
 /// layout's, 128000 for stereo; see deskaudio_capture_set_channels()). Applies from the next
 /// frame, also while capturing; loss reports step on from it. Once set, it stays whatever
 /// the layout.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - bits_per_second: the Opus target bitrate, 6000 to 510000 bit/s.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
 @_cdecl("deskaudio_capture_set_bitrate")
 public func deskaudio_capture_set_bitrate(_ capture: deskaudio_capture?, _ bits_per_second: Int32) -> Int32 {
     withCapture(capture) { service in
@@ -19,6 +25,10 @@ public func deskaudio_set_bitrate(_ bits_per_second: Int32) -> Int32 {
 
 /// Sets `capture`'s Opus encoder complexity, 0 (fastest) to 10 (best, the default).
 /// Applies from the next frame, also while capturing.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - complexity: 0 (least CPU) to 10 (best; the default).
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
 @_cdecl("deskaudio_capture_set_complexity")
 public func deskaudio_capture_set_complexity(_ capture: deskaudio_capture?, _ complexity: Int32) -> Int32 {
     withCapture(capture) { service in
@@ -37,6 +47,11 @@ public func deskaudio_set_complexity(_ complexity: Int32) -> Int32 {
 /// packets only; in the default restricted-low-delay mode (CELT only) it is accepted and has
 /// no effect. Applies from the next frame. deskaudio_capture_report_packet_loss() sets both
 /// from then on.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - enabled: true for Opus in-band FEC.
+///   - expected_loss_percent: the packet loss the encoder plans for, 0 to 100 %.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside the range.
 @_cdecl("deskaudio_capture_set_fec")
 public func deskaudio_capture_set_fec(
     _ capture: deskaudio_capture?, _ enabled: Bool, _ expected_loss_percent: Int32
@@ -57,6 +72,10 @@ public func deskaudio_set_fec(_ enabled: Bool, _ expected_loss_percent: Int32) -
 /// Turns `capture`'s zero gate on (the default: after 800 all-zero frames, 8 s at 10 ms,
 /// nothing is sent until sound returns) or off (every frame is sent). Applies from the next
 /// frame.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - enabled: true: the zero gate holds back silence after 800 all-zero frames; false: every frame is sent.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
 @_cdecl("deskaudio_capture_set_gate")
 public func deskaudio_capture_set_gate(_ capture: deskaudio_capture?, _ enabled: Bool) -> Int32 {
     withCapture(capture) { service in
@@ -80,6 +99,10 @@ public func deskaudio_set_gate(_ enabled: Bool) -> Int32 {
 /// length (within 5 to 10 ms), which shorter frames need for their lower latency; set it before
 /// deskaudio_capture_enable() for that. Shorter frames cost more CPU and bytes per second.
 /// The receiving side's jitter buffer (deskaudio_remote_mic) plays 10 ms frames only.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - microseconds: 2500, 5000, 10000 (the default) or 20000 µs.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another length.
 @_cdecl("deskaudio_capture_set_frame_duration")
 public func deskaudio_capture_set_frame_duration(_ capture: deskaudio_capture?, _ microseconds: Int32) -> Int32 {
     withCapture(capture) { service in
@@ -114,6 +137,10 @@ public let DESKAUDIO_CHANNELS_SINK: Int32 = 0
 /// layout's default bitrate: 64000 mono, 128000 stereo, 256000 for 5.1, 450000 for 7.1
 /// (loss reports step from it by the same percentages). Host PCM
 /// (deskaudio_capture_push_pcm()) goes onto FL and FR.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - channels: 1, 2 (the default), 6 (5.1), 8 (7.1) or DESKAUDIO_CHANNELS_SINK.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another count.
 @_cdecl("deskaudio_capture_set_channels")
 public func deskaudio_capture_set_channels(_ capture: deskaudio_capture?, _ channels: Int32) -> Int32 {
     withCapture(capture) { service in
@@ -136,6 +163,11 @@ public func deskaudio_set_channels(_ channels: Int32) -> Int32 {
 /// Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps
 /// `capture`'s bitrate within (default 6000–510000; both within that, minimum ≤ maximum).
 /// The bitrate is pulled into the range at once.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - minimum: the lowest bitrate loss reports step down to, 6000 to 510000 bit/s.
+///   - maximum: the highest bitrate they step up to, `minimum` to 510000 bit/s.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a range outside 6000–510000 or upside down.
 @_cdecl("deskaudio_capture_set_bitrate_range")
 public func deskaudio_capture_set_bitrate_range(
     _ capture: deskaudio_capture?, _ minimum: Int32, _ maximum: Int32
@@ -159,6 +191,11 @@ public func deskaudio_set_bitrate_range(_ minimum: Int32, _ maximum: Int32) -> I
 /// report, and in-band FEC is on while loss is above 1 %. Returns the bitrate now in force
 /// (bit/s, positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT for a value that is not a fraction
 /// (NaN included). Applies from the next frame.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - loss_fraction: packets lost over the host's last interval, 0 to 1.
+/// - Returns: the bitrate now in force (bit/s, positive), or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+// C: warn_unused_result
 @_cdecl("deskaudio_capture_report_packet_loss")
 public func deskaudio_capture_report_packet_loss(_ capture: deskaudio_capture?, _ loss_fraction: Float) -> Int32 {
     withCapture(capture) { service in

@@ -1,6 +1,8 @@
 import Glibc
 import DeskAudio
 
+//# 4. Devices and apps: what the server has, which device or applications to record, the doctor
+
 /// Kinds of capture device, as deskaudio_list_devices() reports them.
 public enum deskaudio_device_kind: Int32, CaseIterable {
     /// An output (sink): capturing it records what is played to it, as app audio.
@@ -24,6 +26,11 @@ public typealias deskaudio_device_callback =
 /// a monitor. Calls `callback` once per device, on the calling thread, before it returns.
 /// Returns the number of devices, or a negative deskaudio_status. Blocks up to 3 s for the
 /// server.
+/// - Parameters:
+///   - callback: called once per device, on the calling thread (not NULL).
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: the number of devices, or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_list_devices")
 public func deskaudio_list_devices(
     _ callback: deskaudio_device_callback?, _ user_data: UnsafeMutableRawPointer?
@@ -45,6 +52,10 @@ public func deskaudio_list_devices(
 /// DESKAUDIO_ERROR_NO_DEVICE. While app audio is captured, capture moves to the sink at
 /// once; if that fails, app capture stops and the error says why. Not callable from inside
 /// the capture's frame callback.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - name: a sink's name (deskaudio_list_devices()); NULL: the default sink, followed when it changes.
+/// - Returns: DESKAUDIO_OK, DESKAUDIO_ERROR_NO_DEVICE for an unknown sink, or another negative deskaudio_status.
 @_cdecl("deskaudio_capture_set_app_device")
 public func deskaudio_capture_set_app_device(_ capture: deskaudio_capture?, _ name: UnsafePointer<CChar>?) -> Int32 {
     withCapture(capture) { service in
@@ -64,6 +75,10 @@ public func deskaudio_set_app_device(_ name: UnsafePointer<CChar>?) -> Int32 {
 /// name, a sink's or a monitor's gives DESKAUDIO_ERROR_NO_DEVICE. While the microphone is
 /// captured, capture moves to the source at once. Not callable from inside the capture's
 /// frame callback.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - name: a source's name (deskaudio_list_devices()); NULL: the default source.
+/// - Returns: DESKAUDIO_OK, DESKAUDIO_ERROR_NO_DEVICE for an unknown source, or another negative deskaudio_status.
 @_cdecl("deskaudio_capture_set_mic_device")
 public func deskaudio_capture_set_mic_device(_ capture: deskaudio_capture?, _ name: UnsafePointer<CChar>?) -> Int32 {
     withCapture(capture) { service in
@@ -105,6 +120,11 @@ public typealias deskaudio_app_callback =
 /// what deskaudio_capture_set_apps() matches names against. Calls `callback` once per stream,
 /// on the calling thread, before it returns. Returns the number of streams, or a negative
 /// deskaudio_status. Blocks up to 3 s for the server.
+/// - Parameters:
+///   - callback: called once per stream, on the calling thread (not NULL).
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: the number of streams, or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_list_apps")
 public func deskaudio_list_apps(_ callback: deskaudio_app_callback?, _ user_data: UnsafeMutableRawPointer?) -> Int32 {
     guard let callback else { return invalidArgument("app callback is NULL") }
@@ -132,6 +152,13 @@ public func deskaudio_list_apps(_ callback: deskaudio_app_callback?, _ user_data
 /// DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown mode, ONLY with no name, NULL names with
 /// count > 0, a NULL or empty name, or more than DESKAUDIO_MAX_APP_NAMES. Not callable from
 /// inside the capture's frame callback.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - mode: a deskaudio_apps_mode.
+///   - names: `count` application names (or pids as text), each 1–255 bytes; the caller's, read during the call only.
+///   - count: how many names, 0 to DESKAUDIO_MAX_APP_NAMES (at least 1 for DESKAUDIO_APPS_ONLY).
+///   - include_own_process: true to record the calling process's own playback too.
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status.
 @_cdecl("deskaudio_capture_set_apps")
 public func deskaudio_capture_set_apps(
     _ capture: deskaudio_capture?, _ mode: Int32, _ names: UnsafePointer<UnsafePointer<CChar>?>?, _ count: size_t,
@@ -187,6 +214,10 @@ public func deskaudio_set_apps(
 /// unloads it (the server then moves them to the default sink). A stream moved elsewhere
 /// while muted stays there. App audio that is capturing switches at once. Not callable from
 /// inside the capture's frame callback.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - mute: true to keep what app audio records off this machine's speakers.
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status.
 @_cdecl("deskaudio_capture_set_mute_host")
 public func deskaudio_capture_set_mute_host(_ capture: deskaudio_capture?, _ mute: Bool) -> Int32 {
     withCapture(capture) { service in status { () throws(DeskAudioError) in try service.setMuteHost(mute) } }
@@ -208,6 +239,10 @@ public func deskaudio_set_mute_host(_ mute: Bool) -> Int32 {
 /// process leaves it loaded until the next capture start on that server unloads it. What
 /// played there moves to whatever sink the server picks. Applies from the next start of app
 /// audio. Returns DESKAUDIO_OK.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - ensure: true to make a virtual sink on a server with none, while app audio captures.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
 @_cdecl("deskaudio_capture_set_ensure_sink")
 public func deskaudio_capture_set_ensure_sink(_ capture: deskaudio_capture?, _ ensure: Bool) -> Int32 {
     withCapture(capture) { service in

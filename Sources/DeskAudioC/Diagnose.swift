@@ -1,5 +1,7 @@
 import DeskAudio
 
+//# 4. Devices and apps: what the server has, which device or applications to record, the doctor
+
 /// How much a finding of deskaudio_diagnose() matters.
 public enum deskaudio_finding: Int32, CaseIterable {
     /// As it should be.
@@ -26,6 +28,13 @@ public typealias deskaudio_diagnose_callback =
 /// a capture of its own (`capture` itself is left alone). Returns the number of
 /// DESKAUDIO_FINDING_PROBLEM findings, or a negative deskaudio_status. Blocks for the
 /// listen plus up to 3 s per server query. Not callable from inside a frame callback.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - listen_ms: how long to listen to the sources, ms: 0 (1000) to 10000.
+///   - callback: called once per finding, on the calling thread (not NULL).
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: the number of DESKAUDIO_FINDING_PROBLEM findings (0: all well), or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_capture_diagnose")
 public func deskaudio_capture_diagnose(
     _ capture: deskaudio_capture?, _ listen_ms: Int32, _ callback: deskaudio_diagnose_callback?,
@@ -45,6 +54,12 @@ public func deskaudio_capture_diagnose(
 }
 
 /// deskaudio_capture_diagnose() with the default capture's backend choice.
+/// - Parameters:
+///   - listen_ms: how long to listen to the sources, ms: 0 (1000) to 10000.
+///   - callback: called once per finding, on the calling thread (not NULL).
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: the number of DESKAUDIO_FINDING_PROBLEM findings (0: all well), or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_diagnose")
 public func deskaudio_diagnose(
     _ listen_ms: Int32, _ callback: deskaudio_diagnose_callback?, _ user_data: UnsafeMutableRawPointer?

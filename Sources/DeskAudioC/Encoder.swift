@@ -2,6 +2,8 @@ import DeskAudio
 import DeskAudioCTypes
 import Glibc
 
+//# 6. Host PCM: the host's own audio mixed in, and PCM encoded without a capture (a viewer's microphone)
+
 /// The sending side without a capture, for a viewer's microphone: PCM the client hands in
 /// becomes AudioFrames exactly like a host's (10 ms, zero gate, sequence, sample clock,
 /// capture time; flagged DESKAUDIO_FRAME_MIC), to send to the host, whose
@@ -11,6 +13,8 @@ public typealias deskaudio_encoder = OpaquePointer
 
 /// Creates an encoder at 128 kbit/s, complexity 10 (as a capture); NULL on failure
 /// (deskaudio_last_error() says why). Free it with deskaudio_encoder_destroy().
+/// - Returns: a new encoder, or NULL on failure.
+// C: warn_unused_result
 @_cdecl("deskaudio_encoder_create")
 public func deskaudio_encoder_create() -> deskaudio_encoder? {
     var created: PCMFrameEncoder?
@@ -19,6 +23,8 @@ public func deskaudio_encoder_create() -> deskaudio_encoder? {
 }
 
 /// Frees an encoder; NULL is ignored. Not while a push on it is in progress.
+/// - Parameters:
+///   - encoder: the encoder to free; NULL is ignored.
 @_cdecl("deskaudio_encoder_destroy")
 public func deskaudio_encoder_destroy(_ encoder: deskaudio_encoder?) {
     guard let encoder else { return }
@@ -35,6 +41,18 @@ public func deskaudio_encoder_destroy(_ encoder: deskaudio_encoder?) {
 /// for a NULL encoder or callback, NULL data with bytes > 0, a byte count that is not whole
 /// frames, over 960000 frames, a bad format or channel count, or a non-finite float;
 /// DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Allocates nothing.
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - data: the PCM, interleaved; the caller's, read during the call only.
+///   - bytes: bytes at `data`: whole sample frames, at most 960000 of them.
+///   - format: a deskaudio_pcm_format.
+///   - channels: 1 or 2.
+///   - sample_rate: 8000 to 96000 Hz.
+///   - end_time_ns: CLOCK_MONOTONIC ns at which the last sample was captured; 0: now.
+///   - callback: called with each AudioFrame completed, on this thread, before the call returns (not NULL).
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: the sample frames taken (all of them), or a negative deskaudio_status, taking nothing.
+// C: warn_unused_result
 @_cdecl("deskaudio_encoder_push_pcm")
 public func deskaudio_encoder_push_pcm(
     _ encoder: deskaudio_encoder?, _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32, _ channels: Int32,
@@ -59,6 +77,10 @@ public func deskaudio_encoder_push_pcm(
 
 /// Sets the encoder's bitrate (6000–510000 bit/s) from the next frame on. DESKAUDIO_OK or
 /// DESKAUDIO_ERROR_INVALID_ARGUMENT.
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - bitrate: 6000 to 510000 bit/s.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_encoder_set_bitrate")
 public func deskaudio_encoder_set_bitrate(_ encoder: deskaudio_encoder?, _ bitrate: Int32) -> Int32 {
     guard let encoder else { return invalidArgument("encoder is NULL") }
@@ -67,6 +89,10 @@ public func deskaudio_encoder_set_bitrate(_ encoder: deskaudio_encoder?, _ bitra
 
 /// Sets the encoder's complexity (0–10) from the next frame on. DESKAUDIO_OK or
 /// DESKAUDIO_ERROR_INVALID_ARGUMENT.
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - complexity: 0 to 10.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_encoder_set_complexity")
 public func deskaudio_encoder_set_complexity(_ encoder: deskaudio_encoder?, _ complexity: Int32) -> Int32 {
     guard let encoder else { return invalidArgument("encoder is NULL") }
@@ -77,6 +103,10 @@ public func deskaudio_encoder_set_complexity(_ encoder: deskaudio_encoder?, _ co
 /// short of a frame is dropped, the sample clock moves on by `skipped_samples` (48 kHz),
 /// and the next frame carries DESKAUDIO_FRAME_AFTER_GAP, so the receiver plays silence
 /// there instead of concealing. DESKAUDIO_OK or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - skipped_samples: 48 kHz samples the break lasted.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_encoder_mark_gap")
 public func deskaudio_encoder_mark_gap(_ encoder: deskaudio_encoder?, _ skipped_samples: UInt64) -> Int32 {
     guard let encoder else { return invalidArgument("encoder is NULL") }
@@ -86,6 +116,10 @@ public func deskaudio_encoder_mark_gap(_ encoder: deskaudio_encoder?, _ skipped_
 
 /// Copies an encoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
 /// for NULL pointers.
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - stats: where the counts go (not NULL).
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_encoder_get_stats")
 public func deskaudio_encoder_get_stats(
     _ encoder: deskaudio_encoder?, _ stats: UnsafeMutablePointer<deskaudio_encoder_stats>?

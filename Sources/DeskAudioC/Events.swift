@@ -1,5 +1,7 @@
 import DeskAudio
 
+//# 5. Events and logs: what happens to a capture, and the library's log
+
 /// What happened, in a deskaudio_event_callback.
 public enum deskaudio_event: Int32, CaseIterable {
     /// A source started capturing, or came back after its server went away.
@@ -55,6 +57,11 @@ public typealias deskaudio_log_callback =
 /// inside a callback, the change applies from the next event). Events wait in a queue of
 /// 256; beyond that they are dropped. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a
 /// NULL capture.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - callback: called with each event; NULL unregisters.
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL capture.
 @_cdecl("deskaudio_capture_set_event_callback")
 public func deskaudio_capture_set_event_callback(
     _ capture: deskaudio_capture?, _ callback: deskaudio_event_callback?, _ user_data: UnsafeMutableRawPointer?
@@ -85,6 +92,12 @@ public func deskaudio_set_event_callback(
 /// NULL unregisters. Without one the library logs nothing, and it never writes to stdout or
 /// stderr itself. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for an unknown
 /// level or a NULL capture.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - callback: called with each message; NULL unregisters.
+///   - max_level: the most detailed deskaudio_log_level passed on.
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_capture_set_log_callback")
 public func deskaudio_capture_set_log_callback(
     _ capture: deskaudio_capture?, _ callback: deskaudio_log_callback?, _ max_level: Int32,

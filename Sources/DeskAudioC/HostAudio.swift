@@ -1,6 +1,8 @@
 import DeskAudio
 import Glibc
 
+//# 6. Host PCM: the host's own audio mixed in, and PCM encoded without a capture (a viewer's microphone)
+
 /// Sample formats of deskaudio_push_pcm().
 public enum deskaudio_pcm_format: Int32, CaseIterable {
     /// Signed 16-bit integers, native byte order.
@@ -20,6 +22,15 @@ public enum deskaudio_pcm_format: Int32, CaseIterable {
 /// 960000 frames, a bad format or channel count, or a non-finite float;
 /// DESKAUDIO_ERROR_NOT_SUPPORTED for a rate outside 8000–96000. Stopping the capture
 /// ((false, false)) drops what still waits.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - data: the PCM, interleaved; the caller's, read during the call only.
+///   - bytes: bytes at `data`: whole sample frames, at most 960000 of them.
+///   - format: a deskaudio_pcm_format.
+///   - channels: 1 or 2.
+///   - sample_rate: 8000 to 96000 Hz.
+/// - Returns: the sample frames taken (fewer than given when 1 s already waits), or a negative deskaudio_status, taking nothing.
+// C: warn_unused_result
 @_cdecl("deskaudio_capture_push_pcm")
 public func deskaudio_capture_push_pcm(
     _ capture: deskaudio_capture?, _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32, _ channels: Int32,
@@ -39,7 +50,7 @@ public func deskaudio_capture_push_pcm(
     }
 }
 
-/// deskaudio_capture_push_pcm() into the default capture.
+/// deskaudio_capture_push_pcm() on the default capture.
 @_cdecl("deskaudio_push_pcm")
 public func deskaudio_push_pcm(
     _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32, _ channels: Int32, _ sample_rate: Int32

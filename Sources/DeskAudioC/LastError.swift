@@ -1,5 +1,7 @@
 import Glibc
 
+//# 1. Version and errors: what the header and the library are, status codes and messages
+
 /// The message of the last failure, kept per thread (a pthread key), so that
 /// deskaudio_last_error() is thread-safe and its string stays valid until the next
 /// failing call on the same thread.

@@ -38,6 +38,8 @@
 //! call; strings returned by the library are the library's; user_data is the host's and is
 //! passed through untouched.
 
+//# 1. Version and errors: what the header and the library are, status codes and messages
+
 import Glibc
 
 /// Major version of this header: a change means the API changed incompatibly.
@@ -55,6 +57,7 @@ public let DESKAUDIO_QUEUE_FRAMES: Int32 = 50
 public let DESKAUDIO_ABI_VERSION: Int32 = 0
 
 /// The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed.
+/// - Returns: "MAJOR.MINOR.PATCH"; the library's, never freed.
 @_cdecl("deskaudio_version")
 public func deskaudio_version() -> UnsafePointer<CChar>? {
     UnsafePointer(versionText)
@@ -62,6 +65,7 @@ public func deskaudio_version() -> UnsafePointer<CChar>? {
 
 /// The loaded library's version as MAJOR * 10000 + MINOR * 100 + PATCH, to compare with
 /// the DESKAUDIO_VERSION_* macros of the header a host was built against.
+/// - Returns: MAJOR * 10000 + MINOR * 100 + PATCH.
 @_cdecl("deskaudio_version_number")
 public func deskaudio_version_number() -> Int32 {
     DESKAUDIO_VERSION_MAJOR * 10000 + DESKAUDIO_VERSION_MINOR * 100 + DESKAUDIO_VERSION_PATCH
@@ -69,6 +73,7 @@ public func deskaudio_version_number() -> Int32 {
 
 /// The loaded library's ABI version; a host built against this header needs it to equal
 /// DESKAUDIO_ABI_VERSION.
+/// - Returns: the N of libdeskaudio.so.N; compare with DESKAUDIO_ABI_VERSION.
 @_cdecl("deskaudio_abi_version")
 public func deskaudio_abi_version() -> Int32 {
     DESKAUDIO_ABI_VERSION
@@ -76,6 +81,9 @@ public func deskaudio_abi_version() -> Int32 {
 
 /// A fixed English description of a deskaudio_status code (an unknown code gives
 /// "unknown error"); static storage, never freed.
+/// - Parameters:
+///   - code: a deskaudio_status.
+/// - Returns: its description; the library's, never freed.
 @_cdecl("deskaudio_strerror")
 public func deskaudio_strerror(_ code: Int32) -> UnsafePointer<CChar>? {
     cString(deskaudio_status(rawValue: code)?.text ?? "unknown error")
@@ -83,6 +91,7 @@ public func deskaudio_strerror(_ code: Int32) -> UnsafePointer<CChar>? {
 
 /// Details of the last failure on the calling thread ("" if none). Valid until the next
 /// failing DeskAudio call on the same thread; the library owns it.
+/// - Returns: the message, "" if none; the library's, valid until the next failing call on this thread.
 @_cdecl("deskaudio_last_error")
 public func deskaudio_last_error() -> UnsafePointer<CChar>? {
     LastError.message

@@ -2,6 +2,8 @@ import DeskAudio
 import DeskAudioCTypes
 import Glibc
 
+//# 7. Receiving side: parsing and decoding AudioFrames, and the viewer's microphone on the host
+
 
 /// Bits of deskaudio_frame_info.flags.
 public enum deskaudio_frame_flag: Int32, CaseIterable {
@@ -21,6 +23,12 @@ public enum deskaudio_frame_flag: Int32, CaseIterable {
 /// Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*
 /// code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers); `info`
 /// is written only on success. Any thread.
+/// - Parameters:
+///   - bytes: the AudioFrame (not NULL); the caller's.
+///   - len: bytes at `bytes`.
+///   - info: where the fields go (not NULL); its `payload` points into `bytes`.
+/// - Returns: DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_* code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL).
+// C: warn_unused_result
 @_cdecl("deskaudio_parse_frame")
 public func deskaudio_parse_frame(
     _ bytes: UnsafePointer<UInt8>?, _ len: size_t, _ info: UnsafeMutablePointer<deskaudio_frame_info>?
@@ -55,6 +63,8 @@ public let DESKAUDIO_DECODER_MAX_SAMPLES: Int32 = 7680
 
 /// Creates a decoder; NULL on failure (deskaudio_last_error() says why). Free it with
 /// deskaudio_decoder_destroy().
+/// - Returns: a new decoder writing stereo, or NULL on failure.
+// C: warn_unused_result
 @_cdecl("deskaudio_decoder_create")
 public func deskaudio_decoder_create() -> deskaudio_decoder? {
     var created: FrameReceiver?
@@ -75,6 +85,10 @@ public let DESKAUDIO_DECODER_MAX_CHANNELS: Int32 = 8
 /// surround speakers; deskaudio_decoder_get_channels() says how many the last frame had, and
 /// `pcm` must then hold `max_samples` × DESKAUDIO_DECODER_MAX_CHANNELS floats. Anything else:
 /// NULL with DESKAUDIO_ERROR_INVALID_ARGUMENT (deskaudio_last_error() says why).
+/// - Parameters:
+///   - channels: 2, or DESKAUDIO_DECODER_AS_SENT.
+/// - Returns: a new decoder, or NULL (DESKAUDIO_ERROR_INVALID_ARGUMENT for another value).
+// C: warn_unused_result
 @_cdecl("deskaudio_decoder_create_with_output")
 public func deskaudio_decoder_create_with_output(_ channels: Int32) -> deskaudio_decoder? {
     var created: FrameReceiver?
@@ -91,6 +105,10 @@ public func deskaudio_decoder_create_with_output(_ channels: Int32) -> deskaudio
 /// Interleaved channels of what deskaudio_decoder_decode() wrote last: 2, or for a decoder
 /// made with DESKAUDIO_DECODER_AS_SENT the last frame's (2 until one arrives); a negative
 /// deskaudio_status for NULL.
+/// - Parameters:
+///   - decoder: the decoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+/// - Returns: 1 to 8 channels, or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_decoder_get_channels")
 public func deskaudio_decoder_get_channels(_ decoder: deskaudio_decoder?) -> Int32 {
     guard let decoder else { return invalidArgument("deskaudio_decoder_get_channels: decoder is NULL") }
@@ -98,6 +116,8 @@ public func deskaudio_decoder_get_channels(_ decoder: deskaudio_decoder?) -> Int
 }
 
 /// Frees a decoder; NULL is ignored.
+/// - Parameters:
+///   - decoder: the decoder to free; NULL is ignored.
 @_cdecl("deskaudio_decoder_destroy")
 public func deskaudio_decoder_destroy(_ decoder: deskaudio_decoder?) {
     guard let decoder else { return }
@@ -112,6 +132,14 @@ public func deskaudio_decoder_destroy(_ decoder: deskaudio_decoder?) {
 /// late or repeated frame; or a negative deskaudio_status (a DESKAUDIO_ERROR_FRAME_* code
 /// for bad bytes; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or room for less than
 /// the frame). With DESKAUDIO_DECODER_MAX_SAMPLES of room nothing is ever cut short.
+/// - Parameters:
+///   - decoder: the decoder (not NULL).
+///   - frame: the AudioFrame (not NULL); the caller's.
+///   - len: bytes at `frame`.
+///   - pcm: where the 48 kHz float samples go (not NULL): `max_samples` × 2 floats, or × DESKAUDIO_DECODER_MAX_CHANNELS as sent.
+///   - max_samples: samples per channel `pcm` holds; DESKAUDIO_DECODER_MAX_SAMPLES always suffices.
+/// - Returns: the samples per channel written (0 for a late or repeated frame), or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_decoder_decode")
 public func deskaudio_decoder_decode(
     _ decoder: deskaudio_decoder?, _ frame: UnsafePointer<UInt8>?, _ len: size_t, _ pcm: UnsafeMutablePointer<Float>?,
@@ -133,6 +161,10 @@ public func deskaudio_decoder_decode(
 
 /// Copies a decoder's counts into `stats`. DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT
 /// for NULL pointers.
+/// - Parameters:
+///   - decoder: the decoder (not NULL).
+///   - stats: where the counts go (not NULL).
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_decoder_get_stats")
 public func deskaudio_decoder_get_stats(
     _ decoder: deskaudio_decoder?, _ stats: UnsafeMutablePointer<deskaudio_decoder_stats>?

@@ -2,6 +2,8 @@ import DeskAudio
 import DeskAudioCTypes
 import Glibc
 
+//# 7. Receiving side: parsing and decoding AudioFrames, and the viewer's microphone on the host
+
 /// What a remote microphone tells its host.
 public enum deskaudio_remote_mic_event: Int32, CaseIterable {
     /// The first application started recording from it: ask the viewer to open its microphone.
@@ -30,6 +32,13 @@ public typealias deskaudio_remote_mic = OpaquePointer
 /// PulseAudio its two modules stay until the next remote microphone or capture starts on
 /// that server. NULL on failure (deskaudio_last_error() says why: a bad name, no server).
 /// Free it with deskaudio_remote_mic_destroy().
+/// - Parameters:
+///   - name: the node name, 1–64 letters, digits, `_`, `-` or `.`.
+///   - description: the name users see; NULL: `name`.
+///   - callback: told when recording starts and stops; may be NULL.
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: a new remote microphone, or NULL on failure.
+// C: warn_unused_result
 @_cdecl("deskaudio_remote_mic_create")
 public func deskaudio_remote_mic_create(
     _ name: UnsafePointer<CChar>?, _ description: UnsafePointer<CChar>?, _ callback: deskaudio_remote_mic_callback?,
@@ -57,6 +66,8 @@ public func deskaudio_remote_mic_create(
 
 /// Takes the microphone off the server and frees it; NULL is ignored. Applications recording
 /// from it see their source go. Not from inside its callback.
+/// - Parameters:
+///   - microphone: the microphone to remove and free; NULL is ignored.
 @_cdecl("deskaudio_remote_mic_destroy")
 public func deskaudio_remote_mic_destroy(_ microphone: deskaudio_remote_mic?) {
     guard let microphone else { return }
@@ -70,6 +81,11 @@ public func deskaudio_remote_mic_destroy(_ microphone: deskaudio_remote_mic?) {
 /// are not an AudioFrame, DESKAUDIO_ERROR_NOT_SUPPORTED for a frame that is not 10 ms of
 /// 48 kHz stereo, DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers; a refused frame changes
 /// nothing. Allocates nothing, and never waits for the audio server's thread.
+/// - Parameters:
+///   - microphone: the microphone (not NULL).
+///   - frame: the AudioFrame (not NULL); the caller's, read during the call only.
+///   - len: bytes at `frame`.
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status; a refused frame changes nothing.
 @_cdecl("deskaudio_remote_mic_feed")
 public func deskaudio_remote_mic_feed(
     _ microphone: deskaudio_remote_mic?, _ frame: UnsafePointer<UInt8>?, _ len: size_t
@@ -82,6 +98,10 @@ public func deskaudio_remote_mic_feed(
 
 /// Copies the microphone's counts into `stats`. DESKAUDIO_OK, or
 /// DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers.
+/// - Parameters:
+///   - microphone: the microphone (not NULL).
+///   - stats: where the counts go (not NULL).
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_remote_mic_get_stats")
 public func deskaudio_remote_mic_get_stats(
     _ microphone: deskaudio_remote_mic?, _ stats: UnsafeMutablePointer<deskaudio_remote_mic_stats>?

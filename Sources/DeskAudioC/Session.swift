@@ -1,5 +1,7 @@
 import DeskAudio
 
+//# 3. Configuration: encoder, frames, channels, gate; the session served
+
 /// For a host that runs as a system service (as root, or as a user of its own): from now on
 /// every capture and query of this process connects to the desktop session of the user
 /// `uid`: the PipeWire socket and the PulseAudio socket in their runtime directory
@@ -11,6 +13,9 @@ import DeskAudio
 /// sockets (root has it). Returns DESKAUDIO_OK; DESKAUDIO_ERROR_INVALID_ARGUMENT for a uid
 /// no user has or below -1; DESKAUDIO_ERROR_NO_SERVER when the user has no runtime
 /// directory (not logged in).
+/// - Parameters:
+///   - uid: the user whose session to serve; -1: the process's own environment.
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status.
 @_cdecl("deskaudio_set_session")
 public func deskaudio_set_session(_ uid: Int64) -> Int32 {
     guard uid >= -1, uid <= Int64(UInt32.max) else { return invalidArgument("uid \(uid) is not a user id or -1") }
@@ -22,6 +27,8 @@ public func deskaudio_set_session(_ uid: Int64) -> Int32 {
 /// DESKAUDIO_ERROR_NOT_SUPPORTED without logind, DESKAUDIO_ERROR_NO_SERVER when nobody is
 /// logged in at the seat. Call it again when the seat's user changes (logind's
 /// ActiveSession property).
+/// - Returns: the uid now served (0 or more), or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_set_session_active")
 public func deskaudio_set_session_active() -> Int32 {
     valueOrStatus { () throws(DeskAudioError) in

@@ -1,6 +1,8 @@
 import DeskAudio
 import DeskAudioCTypes
 
+//# 2. Capture: captures, their sources and frames, their stats
+
 /// The backend in deskaudio_stats.backend.
 public enum deskaudio_backend_kind: Int32, CaseIterable {
     /// Capture is stopped.
@@ -14,6 +16,10 @@ public enum deskaudio_backend_kind: Int32, CaseIterable {
 /// Fills `*stats` with `capture`'s counts, levels and latencies so far. Takes no lock the
 /// worker holds: may be called from any thread, the frame callback included, as often as
 /// wanted. Returns DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - stats: where the counts go (not NULL).
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_capture_get_stats")
 public func deskaudio_capture_get_stats(
     _ capture: deskaudio_capture?, _ stats: UnsafeMutablePointer<deskaudio_stats>?
@@ -74,6 +80,10 @@ public typealias deskaudio_app_level_callback =
 /// (DESKAUDIO_APPS_ALL) has no levels per application. App audio that is capturing switches
 /// at once. Returns DESKAUDIO_OK or an error. Not callable from inside the capture's frame
 /// callback.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - measure: true to measure each recorded application's level.
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status.
 @_cdecl("deskaudio_capture_set_app_levels")
 public func deskaudio_capture_set_app_levels(_ capture: deskaudio_capture?, _ measure: Bool) -> Int32 {
     withCapture(capture) { service in
@@ -93,6 +103,12 @@ public func deskaudio_set_app_levels(_ measure: Bool) -> Int32 {
 /// is on and app audio records chosen applications), or DESKAUDIO_ERROR_INVALID_ARGUMENT for
 /// a NULL callback. Takes no lock an audio thread takes: may be called from any thread, the
 /// frame callback included.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - callback: called once per stream, on the calling thread (not NULL).
+///   - user_data: passed back to `callback` untouched.
+/// - Returns: the number of streams, or a negative deskaudio_status.
+// C: warn_unused_result
 @_cdecl("deskaudio_capture_get_app_levels")
 public func deskaudio_capture_get_app_levels(
     _ capture: deskaudio_capture?, _ callback: deskaudio_app_level_callback?, _ user_data: UnsafeMutableRawPointer?

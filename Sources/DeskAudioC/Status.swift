@@ -1,5 +1,7 @@
 import DeskAudio
 
+//# 1. Version and errors: what the header and the library are, status codes and messages
+
 /// Result codes of the DeskAudio C API: 0 is success, every failure is negative.
 /// deskaudio_strerror() names each; deskaudio_last_error() gives the details of the
 /// last failure on the calling thread.

@@ -5,7 +5,16 @@
 //   /// doc + public typealias NAME = @convention(c) (_ a: T, …) -> R → typedef R (*NAME)(T a, …);
 //   /// doc + @_cdecl("name") public func …(_ a: T, …) -> R          → R name(T a, …);
 // and, from Sources/DeskAudioCTypes/include/deskaudio_types.h, the C structs between its
-// BEGIN/END PUBLIC TYPES markers (defined in C so the C compiler fixes their layout).
+// BEGIN/END PUBLIC TYPES markers (defined in C so the C compiler fixes their layout), each
+// after a `/* GROUP n */` line naming its topic.
+// The header is grouped by topic: each source file says its topic in a line
+//   //# n. Heading: what the group holds
+// and the groups follow in the order of n, each with its heading comment. A function's doc
+// comment gives each parameter (`- Parameter name:` or a `- Parameters:` list) and, unless
+// it returns void, `- Returns:`; they become @param and @return. A default-capture twin,
+// documented as "X() on the default capture.", takes X's, less the capture. Every function
+// is DESKAUDIO_EXPORT; a `// C: warn_unused_result` line before its @_cdecl adds
+// DESKAUDIO_WARN_UNUSED_RESULT. A parameter or result left undocumented is an error.
 //   /// doc + public typealias deskaudio_X = OpaquePointer   → typedef struct deskaudio_X deskaudio_X;
 //                                                             (an opaque handle: deskaudio_X? in Swift is deskaudio_X * in C)
 //   /// doc + public let DESKAUDIO_X: Int32 = n               → #define DESKAUDIO_X n
@@ -127,18 +136,84 @@ func cReturnType(_ tail: String) throws -> String {
     return try cType(type)
 }
 
-struct Header {
-    var introduction: [String] = []
+/// One topic of the header: its heading and its declarations, by kind.
+struct Group {
+    var heading: [String] = []
     var defines: [String] = []
     var structs: [String] = []
     var enums: [String] = []
     var typedefs: [String] = []
     var functions: [String] = []
+}
+
+/// A function's documented parameters and result, for its default-capture twin.
+struct FunctionDoc {
+    var parameters: [String: [String]]
+    var returns: [String]
+}
+
+/// Splits a doc comment into its prose, its `- Parameter(s)` entries and its `- Returns:`
+/// text (continuation lines follow the entry they continue).
+func structuredDoc(_ lines: [String]) -> (prose: [String], parameters: [(String, [String])], returns: [String]) {
+    var prose: [String] = []
+    var parameters: [(String, [String])] = []
+    var returns: [String] = []
+    enum Section { case prose, parameterList, parameter, returns }
+    var section = Section.prose
+    for line in lines {
+        if line.hasPrefix("- Parameters:") {
+            section = .parameterList
+        } else if line.hasPrefix("- Parameter "), let colon = line.firstIndex(of: ":") {
+            let name = String(line[line.index(line.startIndex, offsetBy: 12)..<colon]).trimmingCharacters(in: .whitespaces)
+            parameters.append((name, [String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)]))
+            section = .parameter
+        } else if line.hasPrefix("- Returns:") {
+            returns = [String(line.dropFirst("- Returns:".count)).trimmingCharacters(in: .whitespaces)]
+            section = .returns
+        } else if (section == .parameterList || section == .parameter), line.hasPrefix("- "),
+            let colon = line.firstIndex(of: ":")
+        {
+            let name = String(line[line.index(line.startIndex, offsetBy: 2)..<colon])
+            parameters.append((name, [String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)]))
+            section = .parameter
+        } else {
+            switch section {
+            case .prose, .parameterList: prose.append(line)
+            case .parameter: parameters[parameters.count - 1].1.append(line)
+            case .returns: returns.append(line)
+            }
+        }
+    }
+    while prose.last?.isEmpty == true { prose.removeLast() }
+    return (prose, parameters, returns)
+}
+
+/// The C names of a parameter list's parameters.
+func parameterNames(_ text: String) -> [String] {
+    splitParameters(text).compactMap { part in
+        part.split(separator: ":").first.flatMap { $0.split(separator: " ").last.map(String.init) }
+    }
+}
+
+struct Header {
+    var introduction: [String] = []
+    var groups: [Int: Group] = [:]
+    var functionCount = 0
+    var typedefCount = 0
+    var enumCount = 0
+    private var group = 0
+    private var documented: [String: FunctionDoc] = [:]
+
+    private mutating func add(_ keyPath: WritableKeyPath<Group, [String]>, _ text: String) {
+        groups[group, default: Group()][keyPath: keyPath].append(text)
+    }
 
     mutating func read(_ source: String, file: String) throws {
         let lines = source.components(separatedBy: "\n")
         var doc: [String] = []
         var index = 0
+        var warnUnused = false
+        group = 0
         func statement(from start: Int, until terminator: String) -> (String, Int) {
             var text = ""
             var end = start
@@ -153,6 +228,19 @@ struct Header {
             let line = lines[index].trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("//!") {
                 introduction.append(String(line.dropFirst(3)).trimmingCharacters(in: .whitespaces))
+            } else if line.hasPrefix("//# ") {
+                let text = String(line.dropFirst(4))
+                guard let dot = text.firstIndex(of: "."), let number = Int(text[..<dot]) else {
+                    throw GeneratorError(description: "\(file): a topic line is '//# n. Heading: …': \(line)")
+                }
+                group = number
+                if groups[number]?.heading.isEmpty ?? true {
+                    groups[number, default: Group()].heading = [text]
+                }
+            } else if line.hasPrefix("// C: warn_unused_result") {
+                warnUnused = true
+                index += 1
+                continue
             } else if line.hasPrefix("///") {
                 doc.append(String(line.dropFirst(3)).trimmingCharacters(in: .whitespaces))
                 index += 1
@@ -179,7 +267,9 @@ struct Header {
                     }
                     index += 1
                 }
-                enums.append(body + "} \(name);\n")
+                try requireGroup(file)
+                enumCount += 1
+                add(\.enums, body + "} \(name);\n")
             } else if line.hasPrefix("public let DESKAUDIO_") {
                 let parts = line.dropFirst("public let ".count).split(separator: "=").map {
                     $0.trimmingCharacters(in: .whitespaces)
@@ -188,11 +278,14 @@ struct Header {
                     throw GeneratorError(description: "\(file): constant must be 'public let DESKAUDIO_X: Int32 = n': \(line)")
                 }
                 let name = String(parts[0].dropLast(": Int32".count))
-                defines.append(comment(doc) + "#define \(name) \(parts[1])\n")
+                try requireGroup(file)
+                add(\.defines, comment(doc) + "#define \(name) \(parts[1])\n")
             } else if line.hasPrefix("public typealias deskaudio_"), line.hasSuffix("= OpaquePointer") {
                 let name = String(line.dropFirst("public typealias ".count).prefix { $0 != " " })
                 opaqueTypes.insert(name)
-                typedefs.append(comment(doc) + "typedef struct \(name) \(name);\n")
+                try requireGroup(file)
+                typedefCount += 1
+                add(\.typedefs, comment(doc) + "typedef struct \(name) \(name);\n")
             } else if line.hasPrefix("public typealias ") {
                 let (text, end) = statement(from: index, until: "->")
                 let name = String(text.dropFirst("public typealias ".count).prefix { $0 != " " && $0 != "=" })
@@ -203,10 +296,12 @@ struct Header {
                 }
                 let (parameters, tail) = try balancedParentheses(in: String(text[convention.upperBound...]))
                 let returnType = try cReturnType(tail)
-                typedefs.append(
+                try requireGroup(file)
+                typedefCount += 1
+                add(
+                    \.typedefs,
                     comment(doc)
-                        + "typedef \(declare(returnType, "(*\(name))"))(\(try cParameterList(parameters)));\n"
-                )
+                        + "typedef \(declare(returnType, "(*\(name))"))(\(try cParameterList(parameters)));\n")
                 index = end
             } else if line.hasPrefix("@_cdecl(\"") {
                 let cName = String(line.dropFirst("@_cdecl(\"".count).prefix { $0 != "\"" })
@@ -220,8 +315,14 @@ struct Header {
                 }
                 let (parameters, tail) = try balancedParentheses(in: text)
                 let returnType = try cReturnType(tail)
-                functions.append(
-                    comment(doc) + "\(declare(returnType, cName))(\(try cParameterList(parameters)));\n")
+                try requireGroup(file)
+                let prefix = "DESKAUDIO_EXPORT " + (warnUnused ? "DESKAUDIO_WARN_UNUSED_RESULT " : "")
+                functionCount += 1
+                add(
+                    \.functions,
+                    comment(try functionDoc(doc, cName, parameterNames(parameters), returnsVoid: returnType == "void", file))
+                        + prefix + "\(declare(returnType, cName))(\(try cParameterList(parameters)));\n")
+                warnUnused = false
                 index = end
             } else if line.hasPrefix("public ") {
                 throw GeneratorError(
@@ -234,13 +335,66 @@ struct Header {
         }
     }
 
-    /// Takes the C structs between the BEGIN/END PUBLIC TYPES markers of deskaudio_types.h.
+    private func requireGroup(_ file: String) throws {
+        guard group > 0 else { throw GeneratorError(description: "\(file): public declarations before a '//# n. Heading' line") }
+    }
+
+    /// The doc comment of function `name` with @param and @return lines: its own
+    /// `- Parameter`/`- Returns:` entries, or for a default-capture twin its original's.
+    private mutating func functionDoc(
+        _ lines: [String], _ name: String, _ parameters: [String], returnsVoid: Bool, _ file: String
+    ) throws -> [String] {
+        var (prose, documentedParameters, returns) = structuredDoc(lines)
+        var byName = Dictionary(documentedParameters.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+        if let first = prose.first, first.hasSuffix("() on the default capture.") || first.hasSuffix("() of the default capture."),
+            let original = documented[String(first.prefix { $0 != "(" })]
+        {
+            for parameter in parameters where byName[parameter] == nil { byName[parameter] = original.parameters[parameter] }
+            if returns.isEmpty { returns = original.returns }
+        }
+        for parameter in parameters where byName[parameter] == nil {
+            throw GeneratorError(description: "\(file): \(name): parameter \(parameter) has no '- Parameter' doc")
+        }
+        for documentedName in byName.keys where !parameters.contains(documentedName) {
+            throw GeneratorError(description: "\(file): \(name) documents a parameter it does not have: \(documentedName)")
+        }
+        if !returnsVoid && returns.isEmpty {
+            throw GeneratorError(description: "\(file): \(name) returns a value but has no '- Returns:' doc")
+        }
+        documented[name] = FunctionDoc(parameters: byName, returns: returns)
+        var out = prose
+        if !parameters.isEmpty || !returns.isEmpty { out.append("") }
+        for parameter in parameters {
+            let text = byName[parameter]!
+            out.append("@param \(parameter) \(text[0])")
+            out += text.dropFirst().map { "       " + $0 }
+        }
+        if !returns.isEmpty {
+            out.append("@return \(returns[0])")
+            out += returns.dropFirst().map { "        " + $0 }
+        }
+        return out
+    }
+
+    /// Takes the C structs between the BEGIN/END PUBLIC TYPES markers of deskaudio_types.h,
+    /// each into the group its `/* GROUP n */` line names.
     mutating func readCTypes(_ source: String, file: String) throws {
         guard let begin = source.range(of: "/* BEGIN PUBLIC TYPES */\n"),
             let end = source.range(of: "/* END PUBLIC TYPES */", range: begin.upperBound..<source.endIndex)
         else { throw GeneratorError(description: "\(file): no BEGIN/END PUBLIC TYPES markers") }
-        structs = String(source[begin.upperBound..<end.lowerBound])
-            .components(separatedBy: "\n\n").map { $0.hasSuffix("\n") ? $0 : $0 + "\n" }
+        for block in String(source[begin.upperBound..<end.lowerBound]).components(separatedBy: "\n\n") {
+            var lines = block.components(separatedBy: "\n").filter { !$0.isEmpty }
+            guard let marker = lines.first, marker.hasPrefix("/* GROUP "),
+                let number = Int(marker.dropFirst("/* GROUP ".count).prefix { $0.isNumber })
+            else {
+                if lines.isEmpty { continue }
+                throw GeneratorError(description: "\(file): a public struct without a '/* GROUP n */' line before it")
+            }
+            lines.removeFirst()
+            group = number
+            add(\.structs, lines.joined(separator: "\n") + "\n")
+        }
+        group = 0
     }
 
     var text: String {
@@ -250,8 +404,22 @@ struct Header {
         out += "#ifndef DESKAUDIO_H\n#define DESKAUDIO_H\n\n"
         out += comment(introduction)
         out += "\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+        out += "/** Marks the library's functions as exported (the library is built with them visible). */\n"
+        out += "#if defined(__GNUC__) || defined(__clang__)\n"
+        out += "#define DESKAUDIO_EXPORT __attribute__((visibility(\"default\")))\n"
+        out += "/** Marks a function whose result must be used: a handle, a count, a value. */\n"
+        out += "#define DESKAUDIO_WARN_UNUSED_RESULT __attribute__((warn_unused_result))\n"
+        out += "#else\n#define DESKAUDIO_EXPORT\n#define DESKAUDIO_WARN_UNUSED_RESULT\n#endif\n\n"
         out += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
-        for block in defines + enums + structs + typedefs + functions { out += "\n" + block }
+        for number in groups.keys.sorted() {
+            let topic = groups[number]!
+            out += "\n/* " + String(repeating: "=", count: 86) + "\n"
+            out += topic.heading.map { " * \($0)\n" }.joined()
+            out += " * " + String(repeating: "=", count: 86) + " */\n"
+            for block in topic.defines + topic.enums + topic.structs + topic.typedefs + topic.functions {
+                out += "\n" + block
+            }
+        }
         out += "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* DESKAUDIO_H */\n"
         return out
     }
@@ -285,7 +453,7 @@ func run() throws -> Int32 {
     }
     try text.write(toFile: output, atomically: true, encoding: .utf8)
     print(
-        "wrote \(output): \(header.functions.count) functions, \(header.typedefs.count) typedefs, \(header.enums.count) enums"
+        "wrote \(output): \(header.functionCount) functions, \(header.typedefCount) typedefs, \(header.enumCount) enums in \(header.groups.count) groups"
     )
     return 0
 }

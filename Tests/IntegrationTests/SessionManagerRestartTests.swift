@@ -78,8 +78,10 @@ extension RealServerTests {
             Self.rig("start-session-manager", directory)
             let backAt = MonotonicClock.nowNs()
             let native = captures[0]
+            let nativeFlows = waitUntil(seconds: 8) { (try? native.resumed(after: lostAt)) != nil }
             #expect(
-                waitUntil(seconds: 8) { (try? native.resumed(after: lostAt)) != nil }, "native app audio flows again")
+                nativeFlows,
+                "native app audio flows again; its frames: \(native.frames.count), its events: \(native.notices.events.map { "\($0.kind) \($0.text)" })")
             // Frames up to 3.5 s after the return, for the tone's check.
             Thread.sleep(forTimeInterval: max(1.5, (Double(backAt) + 3.5e9 - Double(MonotonicClock.nowNs())) / 1e9))
             for capture in captures { #expect(deskaudio_capture_enable(capture.handle, false, false) == 0) }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 /* BEGIN PUBLIC TYPES */
+/* GROUP 7 */
 /**
  * One AudioFrame's header fields, as deskaudio_parse_frame() reads them
  * (docs/wire-format.md), and where its Opus packet is.
@@ -36,6 +37,7 @@ typedef struct deskaudio_frame_info {
     uint8_t codec;
 } deskaudio_frame_info;
 
+/* GROUP 7 */
 /** A decoder's running counts (deskaudio_decoder_get_stats()). */
 typedef struct deskaudio_decoder_stats {
     /** Frames decoded. */
@@ -53,6 +55,7 @@ typedef struct deskaudio_decoder_stats {
     uint64_t gaps;
 } deskaudio_decoder_stats;
 
+/* GROUP 6 */
 /** An encoder's running counts (deskaudio_encoder_get_stats()). */
 typedef struct deskaudio_encoder_stats {
     /** 10 ms frames cut from the pushed audio. */
@@ -65,6 +68,7 @@ typedef struct deskaudio_encoder_stats {
     uint64_t bytes_sent;
 } deskaudio_encoder_stats;
 
+/* GROUP 7 */
 /** A remote microphone's counts (deskaudio_remote_mic_get_stats()). */
 typedef struct deskaudio_remote_mic_stats {
     /** Frames fed and taken. */
@@ -93,6 +97,7 @@ typedef struct deskaudio_remote_mic_stats {
     int32_t delay_p99_ms;
 } deskaudio_remote_mic_stats;
 
+/* GROUP 2 */
 /**
  * What the library has done so far and how the sound is (deskaudio_get_stats()). Counts
  * run from the library's load, through stops and restarts. Levels are over the last
