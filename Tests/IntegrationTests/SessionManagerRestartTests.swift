@@ -26,6 +26,9 @@ extension RealServerTests {
                 handle = deskaudio_capture_create()
                 #expect(deskaudio_capture_set_frame_callback(handle, FrameCollector.callback, frames.userData) == 0)
                 #expect(deskaudio_capture_set_event_callback(handle, NoticeCollector.onEvent, notices.userData) == 0)
+                #expect(
+                    deskaudio_capture_set_log_callback(
+                        handle, NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_DEBUG.rawValue, notices.userData) == 0)
                 #expect(deskaudio_capture_set_backend(handle, backend) == 0)
                 #expect(deskaudio_capture_enable(handle, mic, app) == 0, "\(name): \(String(cString: deskaudio_last_error()!))")
             }
@@ -79,9 +82,10 @@ extension RealServerTests {
             let backAt = MonotonicClock.nowNs()
             let native = captures[0]
             let nativeFlows = waitUntil(seconds: 8) { (try? native.resumed(after: lostAt)) != nil }
+            let metadata = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-metadata", "-n", "default"]))?.output ?? "")
             #expect(
                 nativeFlows,
-                "native app audio flows again; its frames: \(native.frames.count), its events: \(native.notices.events.map { "\($0.kind) \($0.text)" })")
+                "native app audio flows again; its frames: \(native.frames.count), its events: \(native.notices.events.map { "\($0.kind) \($0.text)" }); its log: \(native.notices.messages.map(\.text)); the default metadata: \(metadata)")
             // Frames up to 3.5 s after the return, for the tone's check.
             Thread.sleep(forTimeInterval: max(1.5, (Double(backAt) + 3.5e9 - Double(MonotonicClock.nowNs())) / 1e9))
             for capture in captures { #expect(deskaudio_capture_enable(capture.handle, false, false) == 0) }

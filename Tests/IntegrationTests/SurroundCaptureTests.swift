@@ -54,7 +54,7 @@ private func withSurroundSink(
 /// Plays `seconds` of surroundTones, one per channel of `layout`, into the default sink with
 /// `layout`'s channel map; returns the running player.
 private func playSurroundTones(
-    _ layout: ChannelLayout, seconds: Double, environment: [String: String] = [:]
+    _ layout: ChannelLayout, seconds: Double, application: String = "SurroundTones", environment: [String: String] = [:]
 ) throws -> Process {
     let frames = Int(seconds * 48_000)
     var samples = [Float](repeating: 0, count: frames * layout.channels)
@@ -68,7 +68,7 @@ private func playSurroundTones(
         [
             "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
             "--channels=\(layout.channels)", "--channel-map=\(pulsePositions.prefix(layout.channels).joined(separator: ","))",
-            file.path,
+            "--client-name=\(application)", file.path,
         ], environment: environment)
     player.terminationHandler = { _ in try? FileManager.default.removeItem(at: file) }
     return player
@@ -252,6 +252,51 @@ extension RealServerTests {
                 print(
                     "measured: deskaudio record --channels \(layout.channels) → ffmpeg's opus decoder (\(probe.output.trimmingCharacters(in: .whitespacesAndNewlines))): "
                         + "worst other-channel tone \((worst * 10).rounded() / 10) dB; GStreamer's opusdec: \((gstWorst * 10).rounded() / 10) dB")
+            }
+        }
+
+        /// One application chosen (DESKAUDIO_APPS_ONLY) on a 5.1 sink, captured in 5.1 through
+        /// both backends: PipeWire links the application's channels to their own places in
+        /// the capture; through the PulseAudio API its record stream asks for 5.1.
+        @Test(arguments: ["pipewire", "pulse"])
+        func aChosenApplicationIsRecordedChannelForChannel(backend: String) throws {
+            if backend == "pulse", ProcessInfo.processInfo.environment["DESKAUDIO_TEST_STACK"] == "Debian 13" {
+                // pipewire-pulse 1.4 at times holds a sink input's record stream back for
+                // ~900 ms (docs/capture.md, "Server versions"): a steady second is not sure there.
+                print("measured: pulse backend on pipewire-pulse 1.4: the chosen-application 5.1 case is not run (a documented limit)")
+                return
+            }
+            try withSurroundSink(.surround51, plainPulseAudio: false) {
+                let capture = try #require(deskaudio_capture_create())
+                defer { deskaudio_capture_destroy(capture) }
+                let collector = FrameCollector()
+                #expect(deskaudio_capture_set_frame_callback(capture, FrameCollector.callback, collector.userData) == 0)
+                #expect(deskaudio_capture_set_backend(capture, backend) == 0)
+                #expect(deskaudio_capture_set_channels(capture, 6) == 0)
+                let status = "SixTones".withCString { name -> Int32 in
+                    var names: [UnsafePointer<CChar>?] = [name]
+                    return deskaudio_capture_set_apps(
+                        capture, deskaudio_apps_mode.DESKAUDIO_APPS_ONLY.rawValue, &names, 1, false)
+                }
+                #expect(status == 0, "\(String(cString: deskaudio_last_error()!))")
+                #expect(deskaudio_capture_enable(capture, false, true) == 0, "\(String(cString: deskaudio_last_error()!))")
+                #expect(waitUntil(seconds: 3) { collector.count >= 10 }, "frames flow within 3 s")
+                let other = try ExternalTools.playTone(frequency: 300, amplitude: 0.25, seconds: 2.2, application: "NotChosen")
+                try playSurroundTones(.surround51, seconds: 2, application: "SixTones").waitUntilExit()
+                other.waitUntilExit()
+                Thread.sleep(forTimeInterval: 0.3)
+                #expect(deskaudio_capture_enable(capture, false, false) == 0)
+                let decoded = try decodeAll(collector.raw(), by: try FrameReceiver(output: .asSent))
+                let channels = try steadySecond(of: decoded, channels: 6)
+                let worst = expectEachToneInItsChannel(channels, "\(backend), SixTones only, 5.1")
+                let left = channels[0]
+                let notChosen = SignalAnalysis.toneLevelDecibels(left, frequency: 300)
+                // Recorded, it would sit near its own −15 dBFS; libopus's noise around FL's own
+                // 500 Hz tone puts −72 to −83 dBFS at 300 Hz whatever the selection.
+                #expect(notChosen <= -60, "the application not chosen, 300 Hz in FL: \(notChosen) dBFS")
+                print(
+                    "measured: \(backend), one application chosen on a 5.1 sink, captured in 5.1: worst other-channel tone "
+                        + "\((worst * 10).rounded() / 10) dB, the other application \((notChosen * 10).rounded() / 10) dBFS")
             }
         }
 
