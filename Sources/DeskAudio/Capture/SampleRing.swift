@@ -15,11 +15,14 @@ public final class SampleRing: @unchecked Sendable {
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
-    /// Interleaved channels: writes take whole samples of this many floats. Change it only
-    /// while nobody writes or reads (`setChannels`).
-    public private(set) var channels = AudioFormat.channels
-    // Floats it holds at most: the capacity, or less as setChannels asks.
-    private var limit: Int
+    // Interleaved channels, and the floats it holds at most (the capacity, or less as
+    // setChannels asks). Atomics: a stream being replaced may still write while the new
+    // one's settings are made (relaxed loads, one each per write).
+    private let channelCount = Atomic<Int>(AudioFormat.channels)
+    private let limitFloats: Atomic<Int>
+
+    /// Interleaved channels: writes take whole samples of this many floats (`setChannels`).
+    public var channels: Int { channelCount.load(ordering: .relaxed) }
 
     /// A ring holding at least `minimumFloats` floats (rounded up to a power of two).
     public init(minimumFloats: Int) {
@@ -27,7 +30,7 @@ public final class SampleRing: @unchecked Sendable {
         var size = 2
         while size < minimumFloats { size <<= 1 }
         capacity = size
-        limit = size
+        limitFloats = Atomic(size)
         mask = size - 1
         guard let zeroed = calloc(size, MemoryLayout<Float>.stride) else {
             fatalError("SampleRing: out of memory for \(size) floats")
@@ -43,20 +46,20 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     /// Floats that fit now (writer's view: it can only grow until the writer writes).
-    public var freeFloats: Int { limit - availableFloats }
+    public var freeFloats: Int { limitFloats.load(ordering: .relaxed) - availableFloats }
 
     /// Floats dropped because the ring was full, since creation.
     public var droppedFloats: Int { dropped.load(ordering: .relaxed) }
 
-    /// While nobody writes or reads: takes samples of `channels` interleaved floats from now
+    /// Before a new stream writes: takes samples of `channels` interleaved floats from now
     /// on, holds at most `minimumFloats` (rounded up to a power of two; nil or more than
     /// the capacity: the capacity), and forgets what it holds.
     public func setChannels(_ channels: Int, minimumFloats: Int? = nil) {
         precondition(channels > 0)
-        self.channels = channels
         var size = 2
         while size < (minimumFloats ?? capacity) && size < capacity { size <<= 1 }
-        limit = size
+        channelCount.store(channels, ordering: .relaxed)
+        limitFloats.store(size, ordering: .relaxed)
         discardAll()
     }
 
@@ -67,9 +70,9 @@ public final class SampleRing: @unchecked Sendable {
         guard let source = samples.baseAddress, samples.count > 0 else { return 0 }
         let write = writeIndex.load(ordering: .relaxed)
         let read = readIndex.load(ordering: .acquiring)
-        let free = limit - (write - read)
+        let free = limitFloats.load(ordering: .relaxed) - (write - read)
         var count = min(samples.count, free)
-        count -= count % channels
+        count -= count % channelCount.load(ordering: .relaxed)
         if count < samples.count {
             dropped.add(samples.count - count, ordering: .relaxed)
         }
