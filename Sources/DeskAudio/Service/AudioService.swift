@@ -344,8 +344,9 @@ public final class AudioService: @unchecked Sendable {
     public func stats() -> CaptureStats {
         var stats = CaptureStats()
         statsBoard.read(into: &stats)
-        let droppedFloats = slots.feeds.reduce(0) { $0 + $1.ring.droppedFloats }
-        stats.framesDroppedOverflow = UInt64(droppedFloats) / UInt64(AudioFormat.frameFloats)
+        // Samples per channel, each ring's floats over its own channel count (6 for 5.1).
+        let droppedSamples = slots.feeds.reduce(0) { $0 + $1.ring.droppedFloats / $1.ring.channels }
+        stats.framesDroppedOverflow = UInt64(droppedSamples) / UInt64(AudioFormat.frameSamples)
         stats.framesDroppedSlowCallback = delivery.queue.droppedFrames
         stats.bitrate = settings.requestedBitrate
         stats.backend = inUse.value
