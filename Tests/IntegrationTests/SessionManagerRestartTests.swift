@@ -83,9 +83,12 @@ extension RealServerTests {
             let native = captures[0]
             let nativeFlows = waitUntil(seconds: 8) { (try? native.resumed(after: lostAt)) != nil }
             let metadata = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-metadata", "-n", "default"]))?.output ?? "")
+            // Whether the daemon answers a new client's round trip at all (one run here: a
+            // pw-cli waited on it for good, and pw-metadata above listed no property).
+            let daemonAnswers = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-cli", "info", "0"]))?.status == 0 ? "yes" : "no, not within 5 s")
             #expect(
                 nativeFlows,
-                "native app audio flows again; its frames: \(native.frames.count), its events: \(native.notices.events.map { "\($0.kind) \($0.text)" }); its log: \(native.notices.messages.map(\.text)); the default metadata: \(metadata)")
+                "native app audio flows again; its frames: \(native.frames.count), its events: \(native.notices.events.map { "\($0.kind) \($0.text)" }); its log: \(native.notices.messages.map(\.text)); the default metadata: \(metadata); the daemon answers a new client: \(daemonAnswers)")
             // Frames up to 3.5 s after the return, for the tone's check.
             Thread.sleep(forTimeInterval: max(1.5, (Double(backAt) + 3.5e9 - Double(MonotonicClock.nowNs())) / 1e9))
             for capture in captures { #expect(deskaudio_capture_enable(capture.handle, false, false) == 0) }
