@@ -464,6 +464,12 @@ DESKAUDIO_EXPORT int32_t deskaudio_get_app_levels(deskaudio_app_level_callback c
 /** deskaudio_capture_set_channels(): the default sink's own layout, read as capture starts. */
 #define DESKAUDIO_CHANNELS_SINK 0
 
+/** deskaudio_capture_set_surround_streams(): libopus's surround encoder (the default). */
+#define DESKAUDIO_SURROUND_COUPLED 0
+
+/** deskaudio_capture_set_surround_streams(): one Opus stream per channel, none coupled. */
+#define DESKAUDIO_SURROUND_DISCRETE 1
+
 /**
  * Sets `capture`'s Opus target bitrate in bits per second (6000–510000; default: the
  * layout's, 128000 for stereo; see deskaudio_capture_set_channels()). Applies from the next
@@ -597,6 +603,34 @@ DESKAUDIO_EXPORT int32_t deskaudio_capture_set_channels(deskaudio_capture *captu
  * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another count.
  */
 DESKAUDIO_EXPORT int32_t deskaudio_set_channels(int32_t channels);
+
+/**
+ * Sets how `capture`'s 5.1 and 7.1 frames are split into Opus streams; both are channel
+ * mapping family 1, which the frame's header spells out (streams, coupled streams, table),
+ * so every family 1 decoder (this library's, ffmpeg's, libopus's) reads either.
+ * DESKAUDIO_SURROUND_COUPLED (the default) is libopus's surround encoder: the front, rear
+ * and side pairs coupled, the LFE coded as one, bits spread by surround masking; the best
+ * quality per bit, with another channel's tone at −46 to −48 dB in a channel.
+ * DESKAUDIO_SURROUND_DISCRETE is one mono stream per channel (Sunshine's high-quality
+ * layout): the channels apart to libopus's noise floor (−61 dB), for a host with bits to
+ * spare, since a pair's likeness is not shared and the LFE takes a full channel's share; give
+ * it a higher bitrate (deskaudio_capture_set_bitrate()). Mono and stereo are one stream
+ * whatever this says. Applies from the next start from stopped, as
+ * deskaudio_capture_set_channels() does.
+ *
+ * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param streams DESKAUDIO_SURROUND_COUPLED or DESKAUDIO_SURROUND_DISCRETE.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another value.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_capture_set_surround_streams(deskaudio_capture *capture, int32_t streams);
+
+/**
+ * deskaudio_capture_set_surround_streams() on the default capture.
+ *
+ * @param streams DESKAUDIO_SURROUND_COUPLED or DESKAUDIO_SURROUND_DISCRETE.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another value.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_set_surround_streams(int32_t streams);
 
 /**
  * Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps

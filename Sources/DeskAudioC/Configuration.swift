@@ -160,6 +160,48 @@ public func deskaudio_set_channels(_ channels: Int32) -> Int32 {
     deskaudio_capture_set_channels(defaultHandle, channels)
 }
 
+/// deskaudio_capture_set_surround_streams(): libopus's surround encoder (the default).
+public let DESKAUDIO_SURROUND_COUPLED: Int32 = 0
+/// deskaudio_capture_set_surround_streams(): one Opus stream per channel, none coupled.
+public let DESKAUDIO_SURROUND_DISCRETE: Int32 = 1
+
+/// Sets how `capture`'s 5.1 and 7.1 frames are split into Opus streams; both are channel
+/// mapping family 1, which the frame's header spells out (streams, coupled streams, table),
+/// so every family 1 decoder (this library's, ffmpeg's, libopus's) reads either.
+/// DESKAUDIO_SURROUND_COUPLED (the default) is libopus's surround encoder: the front, rear
+/// and side pairs coupled, the LFE coded as one, bits spread by surround masking; the best
+/// quality per bit, with another channel's tone at −46 to −48 dB in a channel.
+/// DESKAUDIO_SURROUND_DISCRETE is one mono stream per channel (Sunshine's high-quality
+/// layout): the channels apart to libopus's noise floor (−61 dB), for a host with bits to
+/// spare, since a pair's likeness is not shared and the LFE takes a full channel's share; give
+/// it a higher bitrate (deskaudio_capture_set_bitrate()). Mono and stereo are one stream
+/// whatever this says. Applies from the next start from stopped, as
+/// deskaudio_capture_set_channels() does.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - streams: DESKAUDIO_SURROUND_COUPLED or DESKAUDIO_SURROUND_DISCRETE.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another value.
+@_cdecl("deskaudio_capture_set_surround_streams")
+public func deskaudio_capture_set_surround_streams(_ capture: deskaudio_capture?, _ streams: Int32) -> Int32 {
+    withCapture(capture) { service in
+        status { () throws(DeskAudioError) in
+            switch streams {
+            case DESKAUDIO_SURROUND_COUPLED: service.setSurroundStreams(.coupled)
+            case DESKAUDIO_SURROUND_DISCRETE: service.setSurroundStreams(.discrete)
+            default:
+                throw .invalidArgument(
+                    "surround streams \(streams) is not DESKAUDIO_SURROUND_COUPLED (0) or DESKAUDIO_SURROUND_DISCRETE (1)")
+            }
+        }
+    }
+}
+
+/// deskaudio_capture_set_surround_streams() on the default capture.
+@_cdecl("deskaudio_set_surround_streams")
+public func deskaudio_set_surround_streams(_ streams: Int32) -> Int32 {
+    deskaudio_capture_set_surround_streams(defaultHandle, streams)
+}
+
 /// Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps
 /// `capture`'s bitrate within (default 6000–510000; both within that, minimum ≤ maximum).
 /// The bitrate is pulled into the range at once.

@@ -40,6 +40,11 @@ struct RecordCommand: ParsableCommand {
         valueName: "N"))
     var channels = "2"
 
+    @Flag(help: ArgumentHelp(
+        "5.1 and 7.1 as one Opus stream per channel, none coupled: the channels kept apart, at a cost in bits "
+            + "(default: libopus's surround encoder)."))
+    var discrete = false
+
     @Option(help: ArgumentHelp(
         "Opus encoder complexity, 0 (least CPU) to 10 (best quality, the default).", valueName: "C"))
     var complexity: Int32 = OpusFrameEncoder.defaultComplexity
@@ -95,11 +100,13 @@ struct RecordCommand: ParsableCommand {
             service.settings.setFrameDuration(duration)
             service.setBackend(capture.backend.backend)
             service.setChannels(channelChoice ?? .layout(.stereo))
+            service.setSurroundStreams(discrete ? .discrete : .coupled)
             let layout: ChannelLayout
             (layout, mapping) = try service.prepareChannels()
             preSkip = try service.encoderLookahead()
             silence = try Self.silencePacket(
-                duration, layout: layout, bitrate: service.settings.requestedBitrate, complexity: complexity)
+                duration, layout: layout, bitrate: service.settings.requestedBitrate, complexity: complexity,
+                surroundStreams: discrete ? .discrete : .coupled)
         } catch {
             throw CLIFailure(error, doing: "preparing the encoder")
         }
@@ -154,9 +161,11 @@ struct RecordCommand: ParsableCommand {
     /// One frame of `duration` of silence as the recording's encoder settings code it: what
     /// the file holds for time the gate held back.
     static func silencePacket(
-        _ duration: FrameDuration, layout: ChannelLayout, bitrate: Int32, complexity: Int32
+        _ duration: FrameDuration, layout: ChannelLayout, bitrate: Int32, complexity: Int32,
+        surroundStreams: OpusFrameEncoder.SurroundStreams
     ) throws(DeskAudioError) -> [UInt8] {
-        let encoder = try OpusFrameEncoder(layout: layout, bitrate: bitrate, complexity: complexity)
+        let encoder = try OpusFrameEncoder(
+            layout: layout, bitrate: bitrate, complexity: complexity, surroundStreams: surroundStreams)
         let zeros = [Float](repeating: 0, count: duration.samples * layout.channels)
         var packet = [UInt8](repeating: 0, count: OpusFrameEncoder.maxPacketBytes(for: layout))
         var length = 0

@@ -33,8 +33,10 @@ import Testing
     }
 
     /// AudioFrames of `input` from a pipeline encoding `layout`.
-    static func encode(_ input: [Float], _ layout: ChannelLayout) throws -> [[UInt8]] {
-        let pipeline = FramePipeline(encoder: try OpusFrameEncoder(layout: layout))
+    static func encode(
+        _ input: [Float], _ layout: ChannelLayout, surroundStreams: OpusFrameEncoder.SurroundStreams = .coupled
+    ) throws -> [[UInt8]] {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder(layout: layout, surroundStreams: surroundStreams))
         var frames: [[UInt8]] = []
         input.withUnsafeBufferPointer { chunk in pipeline.process(chunk, endTimeNs: 0) { frames.append(Array($0)) } }
         return frames
@@ -84,6 +86,28 @@ import Testing
             }
         }
         print("measured: \(layout.channels) channels through libopus surround: worst other-channel tone \(worstLeak) dB")
+    }
+
+    /// `.discrete`: one uncoupled stream per channel (still family 1, identity table in Vorbis
+    /// order): every channel's tone in place, every other tone at −55 dB or below.
+    @Test(arguments: [ChannelLayout.surround51, .surround71])
+    func discreteStreamsKeepEveryChannelApart(layout: ChannelLayout) throws {
+        let frames = try Self.encode(Self.signal(layout), layout, surroundStreams: .discrete)
+        let header = try frames[0].withUnsafeBytes { try AudioFrameParser.parse($0).header }
+        #expect(header.mapping?.streams == UInt8(layout.channels) && header.mapping?.coupledStreams == 0)
+        let decoded = try Self.decode(frames, by: try FrameReceiver(output: .asSent), channels: layout.channels)
+        var worstLeak = -Double.infinity
+        for channel in 0..<layout.channels {
+            let samples = Self.channel(channel, of: decoded, channels: layout.channels)
+            let own = SignalAnalysis.toneLevelDecibels(samples, frequency: Self.tones[channel])
+            #expect(abs(own - Self.toneLevel) <= 1, "\(layout.positions[channel]): its tone at \(own) dBFS")
+            for other in 0..<layout.channels where other != channel {
+                let leak = SignalAnalysis.toneLevelDecibels(samples, frequency: Self.tones[other]) - own
+                worstLeak = max(worstLeak, leak)
+                #expect(leak <= -55, "\(layout.positions[other])'s tone in \(layout.positions[channel]) at \(leak) dB")
+            }
+        }
+        print("measured: \(layout.channels) channels, discrete streams: worst other-channel tone \(worstLeak) dB")
     }
 
     /// The stereo fold of 5.1: FL and FR on their side at their level, FC on both and RL/RR on

@@ -2,9 +2,22 @@ import COpus
 import DeskAudioShim
 
 /// libopus, set up for 48 kHz frames of 2.5, 5, 10 or 20 ms in one `ChannelLayout`: one
-/// Opus stream for mono and stereo, libopus's multistream surround encoder (mapping family 1)
-/// for 5.1 and 7.1. Encoding allocates nothing.
+/// Opus stream for mono and stereo, a multistream encoder (mapping family 1) for 5.1 and 7.1,
+/// its streams as `SurroundStreams` says. Encoding allocates nothing.
 public final class OpusFrameEncoder {
+    /// How 5.1 and 7.1 are split into Opus streams (both are channel mapping family 1, which
+    /// every family 1 decoder reads from the frame's stream counts and table).
+    public enum SurroundStreams: Sendable, Equatable {
+        /// libopus's surround encoder (the default): the front, rear and side pairs coupled,
+        /// the LFE coded as one, bits spread by its surround masking. The best quality per
+        /// bit; another channel's tone shows at −46 to −48 dB (docs/encoding.md).
+        case coupled
+        /// One mono stream per channel, none coupled (Sunshine's high-quality layout): the
+        /// channels kept apart to libopus's noise floor (−61 dB), at a cost in bits, since
+        /// a pair's likeness is not shared and the LFE gets a full channel's share.
+        case discrete
+    }
+
     /// The Opus application mode.
     public enum Application: Sendable {
         /// OPUS_APPLICATION_RESTRICTED_LOWDELAY: CELT only, 2.5 ms look-ahead (the default).
@@ -47,10 +60,11 @@ public final class OpusFrameEncoder {
         }
     }
 
-    /// The largest packet one frame of `layout` can produce: 1275 bytes per stream, plus the
-    /// self-delimiting length (at most 2 bytes) of every stream but the last.
+    /// The largest packet one frame of `layout` can produce in any `SurroundStreams`: 1275
+    /// bytes per stream (at most one stream per channel), plus the self-delimiting length (at
+    /// most 2 bytes) of every stream but the last.
     public static func maxPacketBytes(for layout: ChannelLayout) -> Int {
-        let streams = layout.streams.count
+        let streams = layout.mappingFamily == 0 ? 1 : layout.channels
         return streams * maxPacketBytes + (streams - 1) * 2
     }
 
@@ -62,6 +76,8 @@ public final class OpusFrameEncoder {
     private let handle: Handle
     /// The channels it encodes, interleaved in the library's order (`ChannelLayout`).
     public let layout: ChannelLayout
+    /// How 5.1 and 7.1 are split into streams (`.coupled` for mono and stereo).
+    public let surroundStreams: SurroundStreams
     /// The streams, coupled streams and channel mapping table (RFC 7845 §5.1.1) of its
     /// packets: what a decoder needs, and what a surround AudioFrame carries.
     public let mapping: OpusChannelMapping
@@ -78,11 +94,12 @@ public final class OpusFrameEncoder {
     /// Expected packet loss as last set, percent (0 at first).
     public private(set) var expectedLossPercent: Int32 = 0
 
-    /// Creates an encoder for `layout` at `bitrate` (nil: the layout's default); throws
-    /// `.encoderFailed` with libopus's message if it cannot.
+    /// Creates an encoder for `layout` at `bitrate` (nil: the layout's default), 5.1 and 7.1
+    /// split into streams as `surroundStreams` says; throws `.encoderFailed` with libopus's
+    /// message if it cannot.
     public init(
         layout: ChannelLayout = .stereo, application: Application = .restrictedLowDelay, bitrate: Int32? = nil,
-        complexity: Int32 = OpusFrameEncoder.defaultComplexity
+        complexity: Int32 = OpusFrameEncoder.defaultComplexity, surroundStreams: SurroundStreams = .coupled
     ) throws(DeskAudioError) {
         var status: Int32 = OPUS_OK
         var streams: Int32 = 0
@@ -94,6 +111,12 @@ public final class OpusFrameEncoder {
             streams = 1
             coupled = layout == .stereo ? 1 : 0
             for channel in 0..<layout.channels { table[channel] = UInt8(channel) }
+        } else if surroundStreams == .discrete {
+            // Vorbis order in, stream i carries Vorbis channel i.
+            streams = Int32(layout.channels)
+            for channel in 0..<layout.channels { table[channel] = UInt8(channel) }
+            created = opus_multistream_encoder_create(
+                Int32(AudioFormat.sampleRate), Int32(layout.channels), streams, 0, &table, application.opusValue, &status)
         } else {
             created = opus_multistream_surround_encoder_create(
                 Int32(AudioFormat.sampleRate), Int32(layout.channels), Int32(layout.mappingFamily), &streams, &coupled,
@@ -102,6 +125,7 @@ public final class OpusFrameEncoder {
         guard let created, status == OPUS_OK else { throw .encoderFailed(OpusFrameEncoder.message(status)) }
         handle = layout.mappingFamily == 0 ? .single(created) : .multistream(created)
         self.layout = layout
+        self.surroundStreams = layout.mappingFamily == 0 ? .coupled : surroundStreams
         mapping = OpusChannelMapping(
             family: layout.mappingFamily, streams: UInt8(streams), coupledStreams: UInt8(coupled),
             table: table, channels: layout.channels)

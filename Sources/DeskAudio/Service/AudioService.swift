@@ -36,6 +36,7 @@ public final class AudioService: @unchecked Sendable {
     private var chosenApps: AppSelection?
     private var mutesHost = false
     private var channelChoice = ChannelChoice.layout(.stereo)
+    private var surroundStreams = OpusFrameEncoder.SurroundStreams.coupled
     private var measuresAppLevels = false
     // Set by a stop asked for from inside the frame handler, cleared by any later start or
     // stop: the stop thread stops only if it is still set. Atomic: the handler's thread
@@ -124,6 +125,14 @@ public final class AudioService: @unchecked Sendable {
         channelChoice = choice
     }
 
+    /// Chooses how 5.1 and 7.1 frames are split into Opus streams (`.coupled`, the default,
+    /// or `.discrete`). Applies from the next start from stopped, as `setChannels` does.
+    public func setSurroundStreams(_ streams: OpusFrameEncoder.SurroundStreams) {
+        pthread_mutex_lock(control)
+        defer { pthread_mutex_unlock(control) }
+        surroundStreams = streams
+    }
+
     /// The channel layout of the frames: the running capture's, or what the next start
     /// uses when the choice is a layout (stereo for the sink's own until a start reads it).
     public var channelLayout: ChannelLayout {
@@ -161,9 +170,11 @@ public final class AudioService: @unchecked Sendable {
         }
         let bitrate = settings.useDefaults(for: layout)
         let pipeline = try preparedPipeline()
-        guard pipeline.encoder.layout != layout else { return }
+        let streams = layout.mappingFamily == 0 ? .coupled : surroundStreams
+        guard pipeline.encoder.layout != layout || pipeline.encoder.surroundStreams != streams else { return }
         pipeline.replaceEncoder(
-            try OpusFrameEncoder(layout: layout, bitrate: bitrate, complexity: settings.requestedComplexity))
+            try OpusFrameEncoder(
+                layout: layout, bitrate: bitrate, complexity: settings.requestedComplexity, surroundStreams: streams))
     }
 
     /// Takes interleaved PCM the host got elsewhere (HostPCMInput.push: any of its formats,

@@ -171,6 +171,14 @@ impl Capture {
         check(unsafe { deskaudio_sys::deskaudio_capture_set_channels(self.raw, channels.raw()) }).map(drop)
     }
 
+    /// 5.1 and 7.1 as libopus's surround encoder codes them (`discrete` false, the default)
+    /// or as one Opus stream per channel (true: the channels kept apart, at a cost in bits),
+    /// from the next start (`deskaudio_capture_set_surround_streams()`).
+    pub fn set_discrete_surround(&self, discrete: bool) -> Result<()> {
+        let streams = if discrete { deskaudio_sys::DESKAUDIO_SURROUND_DISCRETE } else { deskaudio_sys::DESKAUDIO_SURROUND_COUPLED };
+        check(unsafe { deskaudio_sys::deskaudio_capture_set_surround_streams(self.raw, streams as i32) }).map(drop)
+    }
+
     /// The zero gate on (the default) or off.
     pub fn set_gate(&self, enabled: bool) -> Result<()> {
         check(unsafe { deskaudio_sys::deskaudio_capture_set_gate(self.raw, enabled) }).map(drop)
