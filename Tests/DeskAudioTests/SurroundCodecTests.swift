@@ -60,6 +60,29 @@ import Testing
         (12_000..<60_000).map { samples[$0 * channels + index] }
     }
 
+    /// Expects every channel of `decoded` (`layout`, as sent) to hold its own tone at its
+    /// level and every other tone at `limit` dB below it or less; returns the worst, dB.
+    static func expectEachToneInItsChannel(
+        _ decoded: [Float], _ layout: ChannelLayout, limit: Double, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Double {
+        var worstLeak = -Double.infinity
+        for channel in 0..<layout.channels {
+            let samples = Self.channel(channel, of: decoded, channels: layout.channels)
+            let own = SignalAnalysis.toneLevelDecibels(samples, frequency: tones[channel])
+            #expect(
+                abs(own - toneLevel) <= 1, "\(layout.positions[channel]): its tone at \(own) dBFS",
+                sourceLocation: sourceLocation)
+            for other in 0..<layout.channels where other != channel {
+                let leak = SignalAnalysis.toneLevelDecibels(samples, frequency: tones[other]) - own
+                worstLeak = max(worstLeak, leak)
+                #expect(
+                    leak <= limit, "\(layout.positions[other])'s tone in \(layout.positions[channel]) at \(leak) dB",
+                    sourceLocation: sourceLocation)
+            }
+        }
+        return worstLeak
+    }
+
     @Test(arguments: [ChannelLayout.surround51, .surround71])
     func everyChannelHoldsItsOwnToneAndNoOther(layout: ChannelLayout) throws {
         let frames = try Self.encode(Self.signal(layout), layout)
@@ -72,19 +95,7 @@ import Testing
         let decoded = try Self.decode(frames, by: receiver, channels: layout.channels)
         #expect(receiver.channels == layout.channels)
         #expect(decoded.count == 72_000 * layout.channels)
-        var worstLeak = -Double.infinity
-        for channel in 0..<layout.channels {
-            let samples = Self.channel(channel, of: decoded, channels: layout.channels)
-            let own = SignalAnalysis.toneLevelDecibels(samples, frequency: Self.tones[channel])
-            #expect(abs(own - Self.toneLevel) <= 1, "\(layout.positions[channel]): its tone at \(own) dBFS")
-            for other in 0..<layout.channels where other != channel {
-                let leak = SignalAnalysis.toneLevelDecibels(samples, frequency: Self.tones[other]) - own
-                worstLeak = max(worstLeak, leak)
-                #expect(
-                    leak <= Self.crosstalkLimit,
-                    "\(layout.positions[other])'s tone in \(layout.positions[channel]) at \(leak) dB")
-            }
-        }
+        let worstLeak = Self.expectEachToneInItsChannel(decoded, layout, limit: Self.crosstalkLimit)
         print("measured: \(layout.channels) channels through libopus surround: worst other-channel tone \(worstLeak) dB")
     }
 
@@ -96,17 +107,7 @@ import Testing
         let header = try frames[0].withUnsafeBytes { try AudioFrameParser.parse($0).header }
         #expect(header.mapping?.streams == UInt8(layout.channels) && header.mapping?.coupledStreams == 0)
         let decoded = try Self.decode(frames, by: try FrameReceiver(output: .asSent), channels: layout.channels)
-        var worstLeak = -Double.infinity
-        for channel in 0..<layout.channels {
-            let samples = Self.channel(channel, of: decoded, channels: layout.channels)
-            let own = SignalAnalysis.toneLevelDecibels(samples, frequency: Self.tones[channel])
-            #expect(abs(own - Self.toneLevel) <= 1, "\(layout.positions[channel]): its tone at \(own) dBFS")
-            for other in 0..<layout.channels where other != channel {
-                let leak = SignalAnalysis.toneLevelDecibels(samples, frequency: Self.tones[other]) - own
-                worstLeak = max(worstLeak, leak)
-                #expect(leak <= -55, "\(layout.positions[other])'s tone in \(layout.positions[channel]) at \(leak) dB")
-            }
-        }
+        let worstLeak = Self.expectEachToneInItsChannel(decoded, layout, limit: -55)
         print("measured: \(layout.channels) channels, discrete streams: worst other-channel tone \(worstLeak) dB")
     }
 
