@@ -57,6 +57,9 @@ struct RecordCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The Ogg Opus file to write.", valueName: "OUT.opus"))
     var output: String
 
+    /// The stream split --discrete asks for.
+    private var surroundStreams: OpusFrameEncoder.SurroundStreams { discrete ? .discrete : .coupled }
+
     /// The frame length --frame-ms names.
     private var frameDuration: FrameDuration? {
         guard frameMs.isFinite, frameMs > 0, frameMs <= 20 else { return nil }
@@ -100,13 +103,13 @@ struct RecordCommand: ParsableCommand {
             service.settings.setFrameDuration(duration)
             service.setBackend(capture.backend.backend)
             service.setChannels(channelChoice ?? .layout(.stereo))
-            service.setSurroundStreams(discrete ? .discrete : .coupled)
+            service.setSurroundStreams(surroundStreams)
             let layout: ChannelLayout
             (layout, mapping) = try service.prepareChannels()
             preSkip = try service.encoderLookahead()
             silence = try Self.silencePacket(
                 duration, layout: layout, bitrate: service.settings.requestedBitrate, complexity: complexity,
-                surroundStreams: discrete ? .discrete : .coupled)
+                surroundStreams: surroundStreams)
         } catch {
             throw CLIFailure(error, doing: "preparing the encoder")
         }

@@ -16,6 +16,12 @@ public final class OpusFrameEncoder {
         /// channels kept apart to libopus's noise floor (−61 dB), at a cost in bits, since
         /// a pair's likeness is not shared and the LFE gets a full channel's share.
         case discrete
+
+        /// What an encoder of `layout` does with this choice: mono and stereo are one stream
+        /// (`.coupled`) whatever was asked.
+        public func applied(to layout: ChannelLayout) -> SurroundStreams {
+            layout.mappingFamily == 0 ? .coupled : self
+        }
     }
 
     /// The Opus application mode.
@@ -104,17 +110,15 @@ public final class OpusFrameEncoder {
         var status: Int32 = OPUS_OK
         var streams: Int32 = 0
         var coupled: Int32 = 0
-        var table = [UInt8](repeating: 0, count: 8)  // once, at creation
+        var table = (0..<8).map { UInt8($0) }  // once, at creation; identity unless the surround encoder sets it
         let created: OpaquePointer?
         if layout.mappingFamily == 0 {
             created = opus_encoder_create(Int32(AudioFormat.sampleRate), Int32(layout.channels), application.opusValue, &status)
             streams = 1
             coupled = layout == .stereo ? 1 : 0
-            for channel in 0..<layout.channels { table[channel] = UInt8(channel) }
         } else if surroundStreams == .discrete {
             // Vorbis order in, stream i carries Vorbis channel i.
             streams = Int32(layout.channels)
-            for channel in 0..<layout.channels { table[channel] = UInt8(channel) }
             created = opus_multistream_encoder_create(
                 Int32(AudioFormat.sampleRate), Int32(layout.channels), streams, 0, &table, application.opusValue, &status)
         } else {
@@ -125,7 +129,7 @@ public final class OpusFrameEncoder {
         guard let created, status == OPUS_OK else { throw .encoderFailed(OpusFrameEncoder.message(status)) }
         handle = layout.mappingFamily == 0 ? .single(created) : .multistream(created)
         self.layout = layout
-        self.surroundStreams = layout.mappingFamily == 0 ? .coupled : surroundStreams
+        self.surroundStreams = surroundStreams.applied(to: layout)
         mapping = OpusChannelMapping(
             family: layout.mappingFamily, streams: UInt8(streams), coupledStreams: UInt8(coupled),
             table: table, channels: layout.channels)

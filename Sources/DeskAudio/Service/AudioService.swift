@@ -170,7 +170,7 @@ public final class AudioService: @unchecked Sendable {
         }
         let bitrate = settings.useDefaults(for: layout)
         let pipeline = try preparedPipeline()
-        let streams = layout.mappingFamily == 0 ? .coupled : surroundStreams
+        let streams = surroundStreams.applied(to: layout)
         guard pipeline.encoder.layout != layout || pipeline.encoder.surroundStreams != streams else { return }
         pipeline.replaceEncoder(
             try OpusFrameEncoder(
