@@ -87,9 +87,13 @@ extension RealServerTests {
         }
 
         @Test func keepsTheTimelineWhenTheGateClosesAndFinishesOnControlC() throws {
-            // 8 s of silence close the gate; a tone at 9.5 s opens it; SIGINT at ~11 s.
+            // 8 s of silence close the gate; a tone at 9.5 s opens it; SIGINT at ~11 s. The
+            // 9.5 s count from the tool's first status line (written once capture started), not
+            // from its launch: its start-up takes longer on a slow machine or under a sanitizer.
             let opus = directory.appendingPathComponent("gated.opus").path
-            let (recorder, output, _) = try ExternalTools.start([commandLineTool, "record", opus])
+            let (recorder, output, progress) = try ExternalTools.start([commandLineTool, "record", opus])
+            let firstLine = ExternalTools.readLine(progress)
+            try #require(firstLine.contains("frames"), "the tool's first status line: \(firstLine)")
             Thread.sleep(forTimeInterval: 9.5)
             let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1)
             player.waitUntilExit()
@@ -104,7 +108,8 @@ extension RealServerTests {
             let samples = try decode(opus)
             let tone = ToneCheck(samples)
             let toneStart = Double(tone.loudFrames.first ?? 0) / 100
-            // The tone starts where it was played, about 9.5 s in (pacat's and capture's delay added).
+            // The tone starts where it was played, 9.5 s after capture started (pacat's and
+            // capture's delay added).
             #expect((9.4...10.2).contains(toneStart), "tone starts at \(toneStart) s")
             #expect((95...105).contains(tone.loudFrames.count), "1 s of tone: \(tone.loudFrames.count) frames")
             let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)

@@ -34,6 +34,18 @@ public enum ExternalTools {
         return (process, output, error)
     }
 
+    /// The next line `pipe` carries, without its newline: waits for it (or for the writer's
+    /// end, returning what came before it).
+    public static func readLine(_ pipe: Pipe) -> String {
+        var line: [UInt8] = []
+        while true {
+            let byte = pipe.fileHandleForReading.readData(ofLength: 1)
+            guard let first = byte.first, first != UInt8(ascii: "\n") else { break }
+            line.append(first)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
     /// Runs `arguments` to completion.
     public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
         let (process, output, error) = try start(arguments, environment: environment)
