@@ -18,8 +18,7 @@ final class CaptureWorker: @unchecked Sendable {
     /// Set when a source was reopened after a failure: the next audio follows a gap.
     let gapPending = Atomic<Bool>(false)
     private var lastChunkEndNs: UInt64?
-    private let stopRequested = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private let thread: StoppableThread
     private let chunk: UnsafeMutableBufferPointer<Float>
 
     init(
@@ -35,6 +34,7 @@ final class CaptureWorker: @unchecked Sendable {
         self.settings = settings
         self.mixer = mixer
         self.stats = stats
+        thread = StoppableThread(wake: wake)
         chunk = .allocate(capacity: 4096)
         chunk.initialize(repeating: 0)
     }
@@ -43,13 +43,11 @@ final class CaptureWorker: @unchecked Sendable {
 
     /// Starts the thread, and the delivery thread behind it.
     func start() throws(DeskAudioError) {
-        precondition(thread == nil, "worker started twice")
         mixer.channels = pipeline.channels
         mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
-        stopRequested.store(false, ordering: .releasing)
         try delivery.start()
-        do {
-            thread = try startLibraryThread(named: "deskaudio-work") { [self] in run() }
+        do throws(DeskAudioError) {
+            try thread.start(named: "deskaudio-work") { [self] in run() }
         } catch {
             delivery.stop()
             throw error
@@ -60,17 +58,14 @@ final class CaptureWorker: @unchecked Sendable {
     /// in progress when this returns. Frames not yet delivered are dropped. Must not be
     /// called on either thread.
     func stop() {
-        guard let thread else { return }
-        stopRequested.store(true, ordering: .releasing)
-        wake.signal()
-        pthread_join(thread, nil)
-        self.thread = nil
+        guard thread.isRunning else { return }
+        thread.stop()
         delivery.stop()
     }
 
     private func run() {
         var drainAgain = false
-        while !stopRequested.load(ordering: .acquiring) {
+        while !thread.isStopping {
             if !drainAgain { wake.wait(milliseconds: 100) }
             let progressed = drain()
             // Sleep until a ring can complete the next frame (a server quantum shorter than
@@ -91,7 +86,7 @@ final class CaptureWorker: @unchecked Sendable {
     @discardableResult
     private func drain() -> Bool {
         var progressed = false
-        while !stopRequested.load(ordering: .acquiring) {
+        while !thread.isStopping {
             if gapPending.exchange(false, ordering: .acquiringAndReleasing) {
                 // The sample clock moves on by the outage; the next frame is flagged.
                 let outage = lastChunkEndNs.map { MonotonicClock.nowNs() &- $0 } ?? 0

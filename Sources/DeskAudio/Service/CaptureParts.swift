@@ -1,0 +1,38 @@
+/// The parts of one capture that its threads share without the control lock: each is safe
+/// to use from any thread on its own terms (atomics, its own lock, a lock-free ring).
+/// `AudioService` reads them directly; `CaptureControl` changes them under its lock.
+struct CaptureParts {
+    /// The backends capture may use.
+    let backends: BackendSet
+    /// Which of them it uses: the one rule.
+    let backendChoice = BackendChoice()
+    /// Encoder settings; changes apply at the next frame.
+    let settings: EncoderSettings
+    /// Events and log messages for the host.
+    let notices: NoticeBoard
+    /// The feeds the streams write into.
+    let slots: SourceSlots
+    /// Mixes the active feeds into the pipeline's input.
+    let mixer = SourceMixer()
+    /// PCM the host pushes itself.
+    let hostInput = HostPCMInput()
+    /// Counts and levels.
+    let statsBoard: StatsBoard
+    /// Wakes the worker when audio arrives.
+    let wake = WakeSignal()
+    /// Hands frames to the host on the delivery thread.
+    let delivery: FrameDelivery
+    /// Whether app audio creates a virtual sink on a server that has none.
+    let ensuresSink = LockedValue(false)
+
+    /// The parts of a new capture on `backends`.
+    init(backends: BackendSet, settings: EncoderSettings, notices: NoticeBoard) {
+        self.backends = backends
+        self.settings = settings
+        self.notices = notices
+        slots = SourceSlots(notices: notices)
+        let statsBoard = StatsBoard()
+        self.statsBoard = statsBoard
+        delivery = FrameDelivery(stats: statsBoard)
+    }
+}
