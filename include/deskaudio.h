@@ -360,16 +360,16 @@ DESKAUDIO_EXPORT int32_t deskaudio_encoder_pre_skip(void);
  * already capturing keeps its backend until capture stops.
  *
  * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
- * @param name "pipewire", "pulse" or "auto"; NULL is "auto".
- * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name.
+ * @param name "pipewire", "pulse" or "auto".
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name or NULL.
  */
 DESKAUDIO_EXPORT int32_t deskaudio_capture_set_backend(deskaudio_capture *capture, const char *name);
 
 /**
  * deskaudio_capture_set_backend() on the default capture.
  *
- * @param name "pipewire", "pulse" or "auto"; NULL is "auto".
- * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name.
+ * @param name "pipewire", "pulse" or "auto".
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name or NULL.
  */
 DESKAUDIO_EXPORT int32_t deskaudio_set_backend(const char *name);
 

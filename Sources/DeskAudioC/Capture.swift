@@ -146,18 +146,15 @@ struct HostPointer: @unchecked Sendable {
 /// already capturing keeps its backend until capture stops.
 /// - Parameters:
 ///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
-///   - name: "pipewire", "pulse" or "auto"; NULL is "auto".
-/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name.
+///   - name: "pipewire", "pulse" or "auto".
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT for another name or NULL.
 @_cdecl("deskaudio_capture_set_backend")
 public func deskaudio_capture_set_backend(_ capture: deskaudio_capture?, _ name: UnsafePointer<CChar>?) -> Int32 {
     withCapture(capture) { service in
         guard let name else { return invalidArgument("backend name is NULL") }
-        let text = String(cString: name)
-        guard text == "auto" || AudioBackend(rawValue: text) != nil else {
-            return invalidArgument("backend \"\(text)\" is not auto, pipewire or pulse")
+        return status { () throws(DeskAudioError) in
+            service.setBackend(try AudioBackend.choice(named: String(cString: name), what: "backend"))
         }
-        service.setBackend(AudioBackend(rawValue: text))
-        return deskaudio_status.DESKAUDIO_OK.rawValue
     }
 }
 

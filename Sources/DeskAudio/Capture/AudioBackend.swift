@@ -7,15 +7,26 @@ public enum AudioBackend: String, Sendable, CaseIterable {
     /// PulseAudio's API (libpulse); also serves pipewire-pulse.
     case pulse
 
+    /// The server it talks to, for messages: "PipeWire", "PulseAudio".
+    public var serverName: String { self == .pipewire ? "PipeWire" : "PulseAudio" }
+
+    /// Automatic choice's order: PipeWire's native API first, PulseAudio's when no PipeWire answers.
+    static let automaticOrder: [AudioBackend] = [.pipewire, .pulse]
+
+    /// The choice `name` makes: "pipewire" or "pulse" that backend, "auto" or "" automatic
+    /// (nil); anything else an `.invalidArgument` error that names it as `what`'s value.
+    public static func choice(named name: String, what: String) throws(DeskAudioError) -> AudioBackend? {
+        if name.isEmpty || name == "auto" { return nil }
+        guard let backend = AudioBackend(rawValue: name) else {
+            throw .invalidArgument("\(what) \"\(name)\" is not auto, pipewire or pulse")
+        }
+        return backend
+    }
+
     /// The backend named by DESKAUDIO_BACKEND (pipewire or pulse), nil when unset or "auto";
     /// any other value is an error.
     static func fromEnvironment() throws(DeskAudioError) -> AudioBackend? {
-        guard let value = getenv("DESKAUDIO_BACKEND").map({ String(cString: $0) }),
-            !value.isEmpty, value != "auto"
-        else { return nil }
-        guard let backend = AudioBackend(rawValue: value) else {
-            throw .invalidArgument("DESKAUDIO_BACKEND=\(value) is not auto, pipewire or pulse")
-        }
-        return backend
+        guard let value = getenv("DESKAUDIO_BACKEND") else { return nil }
+        return try choice(named: String(cString: value), what: "DESKAUDIO_BACKEND")
     }
 }

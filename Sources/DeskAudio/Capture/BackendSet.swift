@@ -19,16 +19,26 @@ struct BackendSet: Sendable {
             }
             return try body(backend)
         }
+        return try Self.firstAnswering(backends, serverName: \.serverName, body)
+    }
+
+    /// The rule automatic choice follows, for capture and playback alike: runs `body` on
+    /// each candidate in order while the one before threw `.noServer`; with none answering,
+    /// the error names every server and why (a single candidate's error is passed on as it is).
+    static func firstAnswering<Candidate, T>(
+        _ candidates: [Candidate], serverName: (Candidate) -> String,
+        _ body: (Candidate) throws(DeskAudioError) -> T
+    ) throws(DeskAudioError) -> T {
         var reasons: [String] = []
-        for backend in backends {
+        for candidate in candidates {
             do throws(DeskAudioError) {
-                return try body(backend)
+                return try body(candidate)
             } catch {
-                guard case .noServer(let reason) = error else { throw error }
+                guard case .noServer(let reason) = error, candidates.count > 1 else { throw error }
                 reasons.append(reason)
             }
         }
-        let names = backends.map(\.serverName).joined(separator: " nor ")
+        let names = candidates.map(serverName).joined(separator: " nor ")
         throw .noServer("neither \(names) answered (\(reasons.joined(separator: "; ")))")
     }
 }

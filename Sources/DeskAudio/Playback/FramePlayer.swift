@@ -90,10 +90,11 @@ public final class FramePlayer: @unchecked Sendable {
         delays.deallocate()
     }
 
-    /// Puts the output on the audio server of the process's session: PipeWire when its
-    /// daemon answers, else PulseAudio. It is there once this returns. Throws `.noServer`
-    /// when neither answers.
-    public func start(timeoutMs: Int = 3000) throws(DeskAudioError) {
+    /// Puts the output on the audio server `backend` names (nil: DESKAUDIO_BACKEND's, else
+    /// automatic: PipeWire when its daemon answers, else PulseAudio), as capture chooses. It
+    /// is there once this returns. Throws `.noServer` when no server answers, and
+    /// `.invalidArgument` for a DESKAUDIO_BACKEND that names none.
+    public func start(backend: AudioBackend? = nil, timeoutMs: Int = 3000) throws(DeskAudioError) {
         guard stream == nil else { return }
         let (asMicrophone, name, description) =
             switch output {
@@ -105,20 +106,24 @@ public final class FramePlayer: @unchecked Sendable {
             guard running.exchange(isRunning, ordering: .acquiringAndReleasing) != isRunning else { return }
             self.onRunning(isRunning)
         }
-        let pipeWire = PipeWireOutputStream(
-            asMicrophone: asMicrophone, name: name, description: description, render: render, onRunning: onRunning)
-        do {
-            try pipeWire.start(timeoutMs: timeoutMs)
-            stream = pipeWire
-        } catch .noServer(let pipeWireReason) {
-            let pulseAudio = PulseOutputStream(
-                asMicrophone: asMicrophone, name: name, description: description, render: render, onRunning: onRunning)
-            do {
-                try pulseAudio.start(timeoutMs: timeoutMs)
-            } catch .noServer(let pulseReason) {
-                throw .noServer("\(pipeWireReason); \(pulseReason)")
-            }
-            stream = pulseAudio
+        var requested = backend
+        if requested == nil { requested = try AudioBackend.fromEnvironment() }
+        let candidates = requested.map { [$0] } ?? AudioBackend.automaticOrder
+        stream = try BackendSet.firstAnswering(candidates, serverName: \.serverName) {
+            kind throws(DeskAudioError) -> FrameOutput in
+            let output: FrameOutput =
+                switch kind {
+                case .pipewire:
+                    PipeWireOutputStream(
+                        asMicrophone: asMicrophone, name: name, description: description, render: render,
+                        onRunning: onRunning)
+                case .pulse:
+                    PulseOutputStream(
+                        asMicrophone: asMicrophone, name: name, description: description, render: render,
+                        onRunning: onRunning)
+                }
+            try output.start(timeoutMs: timeoutMs)
+            return output
         }
     }
 
