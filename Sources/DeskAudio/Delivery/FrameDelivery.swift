@@ -4,17 +4,15 @@ import Synchronization
 /// Hands frames to the host's handler on a thread of its own, so a slow handler never
 /// holds up encoding: the worker pushes each frame into a bounded FrameQueue, this
 /// thread takes them out in order and calls the handler. Once `setHandler` has returned
-/// (on any thread but the delivering one), the old handler is never called again. The
-/// handler lock is taken only by the delivery thread and by setters.
+/// (on any thread but the delivering one), the old handler is never called again
+/// (`HandlerSlot`).
 final class FrameDelivery: @unchecked Sendable {
     /// Receives each AudioFrame's bytes, valid only during the call.
     typealias Handler = @Sendable (UnsafeRawBufferPointer) -> Void
 
     /// Frames waiting for the handler.
     let queue = FrameQueue()
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
-    private var handler: Handler?
-    private let deliveringThread = Atomic<UInt>(0)  // pthread_t of the thread in a handler call, or 0
+    private let handler = HandlerSlot<Handler?>(nil)
     private let halted = Atomic<Bool>(false)
     private let stats: StatsBoard
     private var latency = LatencyWindow()
@@ -24,32 +22,22 @@ final class FrameDelivery: @unchecked Sendable {
     /// A stopped delivery that publishes the callback latency to `stats`.
     init(stats: StatsBoard) {
         self.stats = stats
-        lock = .allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
         frame = .allocate(byteCount: AudioFrameWriter.maxFrameBytes, alignment: 8)
     }
 
     deinit {
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
         frame.deallocate()
     }
 
     /// Replaces the handler. Called from inside a handler, it takes effect for the next
     /// frame; called elsewhere, it waits for a handler call in progress to finish.
     func setHandler(_ newHandler: Handler?) {
-        if isDeliveringThread {
-            handler = newHandler  // the lock is already held by this thread, around our caller
-            return
-        }
-        pthread_mutex_lock(lock)
-        handler = newHandler
-        pthread_mutex_unlock(lock)
+        handler.update { $0 = newHandler }
     }
 
     /// True on the thread that is inside a handler call right now.
     var isDeliveringThread: Bool {
-        deliveringThread.load(ordering: .acquiring) == UInt(pthread_self())
+        handler.isCallingThread
     }
 
     /// No handler call after the one in progress: frames are dropped until `resume` or the
@@ -90,11 +78,7 @@ final class FrameDelivery: @unchecked Sendable {
                 stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)
             }
             if halted.load(ordering: .acquiring) { continue }
-            pthread_mutex_lock(lock)
-            deliveringThread.store(UInt(pthread_self()), ordering: .releasing)
-            handler?(UnsafeRawBufferPointer(rebasing: frame[0..<length]))
-            deliveringThread.store(0, ordering: .releasing)
-            pthread_mutex_unlock(lock)
+            handler.call { $0?(UnsafeRawBufferPointer(rebasing: frame[0..<length])) }
         }
     }
 }

@@ -23,30 +23,24 @@ public final class NoticeBoard: @unchecked Sendable {
 
     private let queue = LockedValue<[Notice]>([])
     private let logLevel = Atomic<Int32>(0)  // 0: no log handler
-    private let handlerLock: UnsafeMutablePointer<pthread_mutex_t>
-    private var eventHandler: EventHandler?
-    private var logHandler: LogHandler?
+    private let handlers = HandlerSlot<(event: EventHandler?, log: LogHandler?)>((nil, nil))
     private let wake = WakeSignal()
-    private let deliveringThread = Atomic<UInt>(0)
     private let started = Atomic<Bool>(false)
     private let closed = Atomic<Bool>(false)
     private let thread = LockedValue<pthread_t?>(nil)
 
     /// A board with no handlers; its thread starts with the first notice.
-    public init() {
-        handlerLock = .allocate(capacity: 1)
-        pthread_mutex_init(handlerLock, nil)
-    }
+    public init() {}
 
     /// Sets the event handler (nil: none).
     public func setEventHandler(_ handler: EventHandler?) {
-        withHandlers { eventHandler = handler }
+        handlers.update { $0.event = handler }
     }
 
     /// Sets the log handler (nil: none) and the most detailed level it gets.
     public func setLogHandler(_ handler: LogHandler?, level: LogLevel) {
-        withHandlers {
-            logHandler = handler
+        handlers.update {
+            $0.log = handler
             logLevel.store(handler == nil ? 0 : level.rawValue, ordering: .relaxed)
         }
     }
@@ -62,16 +56,7 @@ public final class NoticeBoard: @unchecked Sendable {
         enqueue(.log(level, message()))
     }
 
-    private var isDeliveringThread: Bool {
-        deliveringThread.load(ordering: .acquiring) == UInt(pthread_self())
-    }
-
-    private func withHandlers(_ change: () -> Void) {
-        if isDeliveringThread { return change() }  // its lock is held around our caller
-        pthread_mutex_lock(handlerLock)
-        change()
-        pthread_mutex_unlock(handlerLock)
-    }
+    private var isDeliveringThread: Bool { handlers.isCallingThread }
 
     /// Stops the board's thread; notices still queued, and any posted later, are dropped, and
     /// no handler is called once this returns (called from inside a handler: once it
@@ -109,17 +94,15 @@ public final class NoticeBoard: @unchecked Sendable {
     private func deliverUntilClosed() {
         while !closed.load(ordering: .acquiring) {
             wake.wait(milliseconds: 1000)
-            pthread_mutex_lock(handlerLock)
-            deliveringThread.store(UInt(pthread_self()), ordering: .releasing)
             while !closed.load(ordering: .acquiring), let notice = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
-                switch notice {
-                case .event(let event, let detail): eventHandler?(event, detail)
-                case .log(let level, let message):
-                    if level.rawValue <= logLevel.load(ordering: .relaxed) { logHandler?(level, message) }
+                handlers.call { handlers in
+                    switch notice {
+                    case .event(let event, let detail): handlers.event?(event, detail)
+                    case .log(let level, let message):
+                        if level.rawValue <= logLevel.load(ordering: .relaxed) { handlers.log?(level, message) }
+                    }
                 }
             }
-            deliveringThread.store(0, ordering: .releasing)
-            pthread_mutex_unlock(handlerLock)
         }
     }
 }

@@ -27,34 +27,14 @@ public final class HostPCMInput: @unchecked Sendable {
     public let ring = SampleRing(minimumFloats: HostPCMInput.queueFloats)
 
     private static let blockMs = 10
-    private static let maxBlockFrames = Int(rates.upperBound) / 1000 * blockMs
-    private static let maxOutFrames = AudioFormat.frameSamples + 32
+    fileprivate static let maxBlockFrames = Int(rates.upperBound) / 1000 * blockMs
+    fileprivate static let maxOutFrames = AudioFormat.frameSamples + 32
 
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
-    private var resampler: OpaquePointer?
-    private var rate: Int32 = 0
-    private var channels: Int32 = 0
-    private let input: UnsafeMutableBufferPointer<Float>
-    private let output: UnsafeMutableBufferPointer<Float>
-    private let stereo: UnsafeMutableBufferPointer<Float>
+    // The resampler and its buffers: one push or reset at a time.
+    private let resampling = LockedValue(Resampling())
 
     /// An input with nothing queued.
-    public init() {
-        lock = .allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        input = .allocate(capacity: HostPCMInput.maxBlockFrames * 2)
-        output = .allocate(capacity: HostPCMInput.maxOutFrames * 2)
-        stereo = .allocate(capacity: HostPCMInput.maxOutFrames * 2)
-    }
-
-    deinit {
-        if let resampler { speex_resampler_destroy(resampler) }
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
-        input.deallocate()
-        output.deallocate()
-        stereo.deallocate()
-    }
+    public init() {}
 
     /// Checks and queues `bytes` of interleaved PCM. Returns the input frames taken: all of
     /// them, or fewer when the 1 s queue is full (push the rest later; nothing taken is
@@ -84,75 +64,104 @@ public final class HostPCMInput: @unchecked Sendable {
                 throw .invalidArgument("sample \(index) is \(samples[index]): floats must be finite")
             }
         }
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        try prepareResampler(channels: channels, rate: rate)
-        let blockFrames = Int(rate) / 1000 * HostPCMInput.blockMs
-        var taken = 0
-        while taken < frames, ring.freeFloats >= HostPCMInput.maxOutFrames * 2 {
-            let count = min(blockFrames, frames - taken)
-            convert(base + taken * frameBytes, frames: count, format: format, channels: Int(channels))
-            let consumed = resampleAndQueue(frames: count)
-            guard consumed > 0 else { break }
-            taken += consumed
+        return try resampling.withLock { resampling throws(DeskAudioError) in
+            try resampling.prepare(channels: channels, rate: rate)
+            let blockFrames = Int(rate) / 1000 * HostPCMInput.blockMs
+            var taken = 0
+            while taken < frames, ring.freeFloats >= HostPCMInput.maxOutFrames * 2 {
+                let count = min(blockFrames, frames - taken)
+                resampling.convert(base + taken * frameBytes, frames: count, format: format, channels: Int(channels))
+                let consumed = resampling.resample(frames: count, into: ring)
+                guard consumed > 0 else { break }
+                taken += consumed
+            }
+            return taken
         }
-        return taken
     }
 
     /// Forgets queued audio and the resampler's history (capture stopped).
     public func reset() {
-        pthread_mutex_lock(lock)
-        if let resampler { speex_resampler_reset_mem(resampler) }
-        ring.discardAll()
-        pthread_mutex_unlock(lock)
-    }
-
-    // Lock held. A resampler for this channel count and rate, made only when they change.
-    private func prepareResampler(channels: Int32, rate: Int32) throws(DeskAudioError) {
-        if resampler != nil, channels == self.channels, rate == self.rate { return }
-        if let resampler { speex_resampler_destroy(resampler) }
-        var error: Int32 = 0
-        resampler = speex_resampler_init(
-            spx_uint32_t(channels), spx_uint32_t(rate), spx_uint32_t(AudioFormat.sampleRate),
-            SPEEX_RESAMPLER_QUALITY_DESKTOP, &error)
-        guard resampler != nil, error == 0 else {
-            resampler = nil
-            throw .outOfResources("speexdsp could not make a resampler: \(String(cString: speex_resampler_strerror(error)))")
-        }
-        self.channels = channels
-        self.rate = rate
-    }
-
-    // Lock held. `frames` frames at `source` as floats into `input`.
-    private func convert(_ source: UnsafeRawPointer, frames: Int, format: SampleFormat, channels: Int) {
-        let count = frames * channels
-        switch format {
-        case .s16:
-            let samples = source.assumingMemoryBound(to: Int16.self)
-            for index in 0..<count { input[index] = Float(samples[index]) / 32768 }
-        case .f32:
-            let samples = source.assumingMemoryBound(to: Float.self)
-            for index in 0..<count { input[index] = samples[index] }
+        resampling.withLock { resampling in
+            resampling.forgetHistory()
+            ring.discardAll()
         }
     }
 
-    // Lock held. Resamples `frames` frames of `input` to 48 kHz stereo into the ring;
-    // returns the input frames consumed.
-    private func resampleAndQueue(frames: Int) -> Int {
-        var consumed = spx_uint32_t(frames)
-        var produced = spx_uint32_t(HostPCMInput.maxOutFrames)
-        speex_resampler_process_interleaved_float(
-            resampler, input.baseAddress, &consumed, output.baseAddress, &produced)
-        let outFrames = Int(produced)
-        if channels == 1 {
-            for index in 0..<outFrames {
-                stereo[2 * index] = output[index]
-                stereo[2 * index + 1] = output[index]
+    /// speexdsp's resampler for the current channel count and rate, and the buffers around it.
+    private final class Resampling {
+        private var resampler: OpaquePointer?
+        private var rate: Int32 = 0
+        private var channels: Int32 = 0
+        private let input: UnsafeMutableBufferPointer<Float>
+        private let output: UnsafeMutableBufferPointer<Float>
+        private let stereo: UnsafeMutableBufferPointer<Float>
+
+        init() {
+            input = .allocate(capacity: HostPCMInput.maxBlockFrames * 2)
+            output = .allocate(capacity: HostPCMInput.maxOutFrames * 2)
+            stereo = .allocate(capacity: HostPCMInput.maxOutFrames * 2)
+        }
+
+        deinit {
+            if let resampler { speex_resampler_destroy(resampler) }
+            input.deallocate()
+            output.deallocate()
+            stereo.deallocate()
+        }
+
+        /// A resampler for this channel count and rate, made only when they change.
+        func prepare(channels: Int32, rate: Int32) throws(DeskAudioError) {
+            if resampler != nil, channels == self.channels, rate == self.rate { return }
+            if let resampler { speex_resampler_destroy(resampler) }
+            var error: Int32 = 0
+            resampler = speex_resampler_init(
+                spx_uint32_t(channels), spx_uint32_t(rate), spx_uint32_t(AudioFormat.sampleRate),
+                SPEEX_RESAMPLER_QUALITY_DESKTOP, &error)
+            guard resampler != nil, error == 0 else {
+                resampler = nil
+                throw .outOfResources(
+                    "speexdsp could not make a resampler: \(String(cString: speex_resampler_strerror(error)))")
             }
-            ring.write(UnsafeBufferPointer(rebasing: stereo[0..<(outFrames * 2)]))
-        } else {
-            ring.write(UnsafeBufferPointer(rebasing: output[0..<(outFrames * 2)]))
+            self.channels = channels
+            self.rate = rate
         }
-        return Int(consumed)
+
+        /// Forgets the resampler's history.
+        func forgetHistory() {
+            if let resampler { speex_resampler_reset_mem(resampler) }
+        }
+
+        /// `frames` frames at `source` as floats into the input buffer.
+        func convert(_ source: UnsafeRawPointer, frames: Int, format: SampleFormat, channels: Int) {
+            let count = frames * channels
+            switch format {
+            case .s16:
+                let samples = source.assumingMemoryBound(to: Int16.self)
+                for index in 0..<count { input[index] = Float(samples[index]) / 32768 }
+            case .f32:
+                let samples = source.assumingMemoryBound(to: Float.self)
+                for index in 0..<count { input[index] = samples[index] }
+            }
+        }
+
+        /// Resamples `frames` frames of the input buffer to 48 kHz stereo into `ring`;
+        /// returns the input frames consumed.
+        func resample(frames: Int, into ring: SampleRing) -> Int {
+            var consumed = spx_uint32_t(frames)
+            var produced = spx_uint32_t(HostPCMInput.maxOutFrames)
+            speex_resampler_process_interleaved_float(
+                resampler, input.baseAddress, &consumed, output.baseAddress, &produced)
+            let outFrames = Int(produced)
+            if channels == 1 {
+                for index in 0..<outFrames {
+                    stereo[2 * index] = output[index]
+                    stereo[2 * index + 1] = output[index]
+                }
+                ring.write(UnsafeBufferPointer(rebasing: stereo[0..<(outFrames * 2)]))
+            } else {
+                ring.write(UnsafeBufferPointer(rebasing: output[0..<(outFrames * 2)]))
+            }
+            return Int(consumed)
+        }
     }
 }

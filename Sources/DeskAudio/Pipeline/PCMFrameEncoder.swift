@@ -16,25 +16,14 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         public var bytesSent: UInt64
     }
 
-    private let input = HostPCMInput()
-    private let pipeline: FramePipeline
-    private let chunk: UnsafeMutableBufferPointer<Float>
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    // The resampler, the pipeline and the chunk between them: one push or change at a time.
+    private let state: LockedValue<State>
 
     /// An encoder at `bitrate` (bit/s, 6000…510000) and `complexity` (0…10).
     public init(
         bitrate: Int32 = OpusFrameEncoder.defaultBitrate, complexity: Int32 = OpusFrameEncoder.defaultComplexity
     ) throws(DeskAudioError) {
-        pipeline = FramePipeline(encoder: try OpusFrameEncoder(bitrate: bitrate, complexity: complexity))
-        chunk = .allocate(capacity: AudioFormat.frameFloats)
-        lock = .allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-    }
-
-    deinit {
-        chunk.deallocate()
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
+        state = LockedValue(State(pipeline: FramePipeline(encoder: try OpusFrameEncoder(bitrate: bitrate, complexity: complexity))))
     }
 
     /// Takes `bytes` of interleaved PCM whose last sample was captured at `endTimeNs`
@@ -46,74 +35,83 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         _ bytes: UnsafeRawBufferPointer, format: HostPCMInput.SampleFormat, channels: Int32, rate: Int32,
         endTimeNs: UInt64 = 0, deliver: (UnsafeRawBufferPointer) -> Void
     ) throws(DeskAudioError) -> Int {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        let end = endTimeNs == 0 ? MonotonicClock.nowNs() : endTimeNs
-        let frameBytes = format.bytes * Int(channels)
-        var taken = 0
-        repeat {
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * frameBytes)...])
-            let pushed = try input.push(rest, format: format, channels: channels, rate: rate)
-            taken += pushed
-            let left = rest.count / frameBytes - pushed
-            drain(endTimeNs: end &- UInt64(left) * 1_000_000_000 / UInt64(rate), deliver)
-            if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
-        } while taken * frameBytes < bytes.count
-        return taken
+        try state.withLock { state throws(DeskAudioError) in
+            let end = endTimeNs == 0 ? MonotonicClock.nowNs() : endTimeNs
+            let frameBytes = format.bytes * Int(channels)
+            var taken = 0
+            repeat {
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * frameBytes)...])
+                let pushed = try state.input.push(rest, format: format, channels: channels, rate: rate)
+                taken += pushed
+                let left = rest.count / frameBytes - pushed
+                state.drain(endTimeNs: end &- UInt64(left) * 1_000_000_000 / UInt64(rate), deliver)
+                if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
+            } while taken * frameBytes < bytes.count
+            return taken
+        }
     }
 
     /// Marks a break (the microphone closed and opened again): what is pending is dropped,
     /// the sample clock moves on by `skippedSamples` (48 kHz) and the next frame sent is
     /// flagged as after a gap.
     public func markDiscontinuity(skippedSamples: UInt64 = 0) {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        input.reset()
-        pipeline.markDiscontinuity(skippedSamples: skippedSamples)
+        state.withLock { state in
+            state.input.reset()
+            state.pipeline.markDiscontinuity(skippedSamples: skippedSamples)
+        }
     }
 
     /// Sets the bitrate (bit/s) from the next frame on.
     public func setBitrate(_ bitrate: Int32) throws(DeskAudioError) {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        try pipeline.encoder.setBitrate(bitrate)
+        try state.withLock { state throws(DeskAudioError) in try state.pipeline.encoder.setBitrate(bitrate) }
     }
 
     /// Sets the encoder complexity (0…10) from the next frame on.
     public func setComplexity(_ complexity: Int32) throws(DeskAudioError) {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        try pipeline.encoder.setComplexity(complexity)
+        try state.withLock { state throws(DeskAudioError) in try state.pipeline.encoder.setComplexity(complexity) }
     }
 
     /// Turns Opus's in-band forward error correction on or off, tuned for
     /// `expectedLossPercent` (0…100) packet loss, from the next frame on.
     public func setLossProtection(fec: Bool, expectedLossPercent: Int32) throws(DeskAudioError) {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        try pipeline.encoder.setLossProtection(fec: fec, expectedLossPercent: expectedLossPercent)
+        try state.withLock { state throws(DeskAudioError) in
+            try state.pipeline.encoder.setLossProtection(fec: fec, expectedLossPercent: expectedLossPercent)
+        }
     }
 
     /// Counts so far.
     public var counters: Counters {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        let counts = pipeline.counters
+        let counts = state.withLock { $0.pipeline.counters }
         return Counters(
             framesEncoded: counts.framesCaptured, framesSent: counts.framesSent, framesGated: counts.framesGated,
             bytesSent: counts.bytesSent)
     }
 
-    // Lock held. Frames everything resampled so far; `endTimeNs` is when its last sample was captured.
-    private func drain(endTimeNs: UInt64, _ deliver: (UnsafeRawBufferPointer) -> Void) {
-        var left = input.ring.availableFloats
-        while left > 0 {
-            let count = input.ring.read(into: UnsafeMutableBufferPointer(rebasing: chunk[0..<min(left, chunk.count)]))
-            guard count > 0 else { break }
-            left -= count
-            let chunkEnd = endTimeNs &- UInt64(left / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
-            pipeline.process(
-                UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: .mic, endTimeNs: chunkEnd, deliver: deliver)
+    /// What a push works on.
+    private final class State {
+        let input = HostPCMInput()
+        let pipeline: FramePipeline
+        let chunk: UnsafeMutableBufferPointer<Float>
+
+        init(pipeline: FramePipeline) {
+            self.pipeline = pipeline
+            chunk = .allocate(capacity: AudioFormat.frameFloats)
+        }
+
+        deinit { chunk.deallocate() }
+
+        /// Frames everything resampled so far; `endTimeNs` is when its last sample was captured.
+        func drain(endTimeNs: UInt64, _ deliver: (UnsafeRawBufferPointer) -> Void) {
+            var left = input.ring.availableFloats
+            while left > 0 {
+                let count = input.ring.read(into: UnsafeMutableBufferPointer(rebasing: chunk[0..<min(left, chunk.count)]))
+                guard count > 0 else { break }
+                left -= count
+                let chunkEnd =
+                    endTimeNs &- UInt64(left / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+                pipeline.process(
+                    UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: .mic, endTimeNs: chunkEnd, deliver: deliver)
+            }
         }
     }
 }

@@ -17,7 +17,8 @@ final class FrameInbox: @unchecked Sendable {
     private let written = Atomic<Int>(0)
     private let read = Atomic<Int>(0)
     private let refused = Atomic<UInt64>(0)
-    private let producers: UnsafeMutablePointer<pthread_mutex_t>
+    // The write side (the next slot and the copy into it): one producer at a time.
+    private let producers = LockedValue<Void>(())
 
     init() {
         storage = .allocate(byteCount: FrameInbox.capacity * AudioFrameWriter.maxFrameBytes, alignment: 8)
@@ -25,16 +26,12 @@ final class FrameInbox: @unchecked Sendable {
         lengths.initialize(repeating: 0)
         arrivals = .allocate(capacity: FrameInbox.capacity)
         arrivals.initialize(repeating: 0)
-        producers = .allocate(capacity: 1)
-        pthread_mutex_init(producers, nil)
     }
 
     deinit {
         storage.deallocate()
         lengths.deallocate()
         arrivals.deallocate()
-        pthread_mutex_destroy(producers)
-        producers.deallocate()
     }
 
     /// Frames refused because the ring was full.
@@ -45,20 +42,20 @@ final class FrameInbox: @unchecked Sendable {
     @discardableResult
     func put(_ frame: UnsafeRawBufferPointer, arrivalNs: UInt64) -> Bool {
         precondition(frame.count <= AudioFrameWriter.maxFrameBytes, "an AudioFrame is at most \(AudioFrameWriter.maxFrameBytes) bytes")
-        pthread_mutex_lock(producers)
-        defer { pthread_mutex_unlock(producers) }
-        let index = written.load(ordering: .relaxed)
-        guard index - read.load(ordering: .acquiring) < FrameInbox.capacity else {
-            refused.add(1, ordering: .relaxed)
-            return false
+        return producers.withLock { _ in
+            let index = written.load(ordering: .relaxed)
+            guard index - read.load(ordering: .acquiring) < FrameInbox.capacity else {
+                refused.add(1, ordering: .relaxed)
+                return false
+            }
+            let slot = index % FrameInbox.capacity
+            let start = slot * AudioFrameWriter.maxFrameBytes
+            UnsafeMutableRawBufferPointer(rebasing: storage[start..<(start + frame.count)]).copyMemory(from: frame)
+            lengths[slot] = frame.count
+            arrivals[slot] = arrivalNs
+            written.store(index + 1, ordering: .releasing)
+            return true
         }
-        let slot = index % FrameInbox.capacity
-        let start = slot * AudioFrameWriter.maxFrameBytes
-        UnsafeMutableRawBufferPointer(rebasing: storage[start..<(start + frame.count)]).copyMemory(from: frame)
-        lengths[slot] = frame.count
-        arrivals[slot] = arrivalNs
-        written.store(index + 1, ordering: .releasing)
-        return true
     }
 
     /// The consumer's thread: hands each queued frame, oldest first, to `body` (the bytes are
