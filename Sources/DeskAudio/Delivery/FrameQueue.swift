@@ -16,7 +16,7 @@ final class FrameQueue: @unchecked Sendable {
     // Enough slots for 0.5 s of the shortest frames.
     private static let slotCount = heldSamples / FrameDuration.ms2_5.samples
 
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = PThreadMutex()
     private let nonEmpty: UnsafeMutablePointer<pthread_cond_t>
     private let slots: UnsafeMutableRawBufferPointer
     private let lengths: UnsafeMutableBufferPointer<Int>
@@ -28,8 +28,6 @@ final class FrameQueue: @unchecked Sendable {
 
     /// An empty, open queue.
     init() {
-        lock = .allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
         nonEmpty = .allocate(capacity: 1)
         pthread_cond_init(nonEmpty, nil)
         slots = .allocate(byteCount: FrameQueue.slotCount * AudioFrameWriter.maxFrameBytes, alignment: 8)
@@ -40,8 +38,6 @@ final class FrameQueue: @unchecked Sendable {
     deinit {
         pthread_cond_destroy(nonEmpty)
         nonEmpty.deallocate()
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
         slots.deallocate()
         lengths.deallocate()
     }
@@ -56,7 +52,7 @@ final class FrameQueue: @unchecked Sendable {
         let frameSamples = UInt16(
             littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.frameSamples, as: UInt16.self))
         let limit = FrameQueue.heldSamples / max(Int(frameSamples), FrameDuration.ms2_5.samples)
-        pthread_mutex_lock(lock)
+        lock.lock()
         while count >= limit {
             head = (head + 1) % FrameQueue.slotCount
             count -= 1
@@ -68,16 +64,16 @@ final class FrameQueue: @unchecked Sendable {
         lengths[index] = frame.count
         count += 1
         pthread_cond_signal(nonEmpty)
-        pthread_mutex_unlock(lock)
+        lock.unlock()
     }
 
     /// Delivery thread: waits for the oldest frame and copies it into `buffer` (at least
     /// AudioFrameWriter.maxFrameBytes), setting the after-loss flag if frames were dropped
     /// since the last pop. Returns its length, or nil once closed.
     func pop(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        while count == 0 && !closed { pthread_cond_wait(nonEmpty, lock) }
+        lock.lock()
+        defer { lock.unlock() }
+        while count == 0 && !closed { pthread_cond_wait(nonEmpty, lock.raw) }
         guard !closed else { return nil }
         let length = lengths[head]
         buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: slot(head)[0..<length]))
@@ -93,20 +89,20 @@ final class FrameQueue: @unchecked Sendable {
     /// Wakes the delivery thread and makes every pop return nil; frames still queued are
     /// forgotten.
     func close() {
-        pthread_mutex_lock(lock)
+        lock.lock()
         closed = true
         pthread_cond_broadcast(nonEmpty)
-        pthread_mutex_unlock(lock)
+        lock.unlock()
     }
 
     /// Empties the queue and opens it again, for the next run.
     func reopen() {
-        pthread_mutex_lock(lock)
+        lock.lock()
         head = 0
         count = 0
         dropsSinceLastPop = false
         closed = false
-        pthread_mutex_unlock(lock)
+        lock.unlock()
     }
 
     private func slot(_ index: Int) -> UnsafeMutableRawBufferPointer {

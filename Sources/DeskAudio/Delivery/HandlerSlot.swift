@@ -8,20 +8,13 @@ import Synchronization
 /// thread and by `update`, never by an audio server's thread. (Not a LockedValue: a call
 /// holds the lock while a handler may update the value on the same thread.)
 final class HandlerSlot<Handlers>: @unchecked Sendable {
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = PThreadMutex()
     private var handlers: Handlers
     private let callingThread = Atomic<UInt>(0)  // pthread_t of the thread inside a call, or 0
 
     /// A slot holding `initial`.
     init(_ initial: Handlers) {
         handlers = initial
-        lock = .allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(lock)
-        lock.deallocate()
     }
 
     /// True on the thread that is inside a call right now.
@@ -32,15 +25,15 @@ final class HandlerSlot<Handlers>: @unchecked Sendable {
     /// Changes the handlers: waits for a call in progress on another thread to finish.
     func update(_ change: (inout Handlers) -> Void) {
         if isCallingThread { return change(&handlers) }  // this thread holds the lock, around our caller
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
+        lock.lock()
+        defer { lock.unlock() }
         change(&handlers)
     }
 
     /// Calls `body` with the handlers, holding the lock, marked as the calling thread.
     func call<Result>(_ body: (Handlers) -> Result) -> Result {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
+        lock.lock()
+        defer { lock.unlock() }
         callingThread.store(UInt(pthread_self()), ordering: .releasing)
         defer { callingThread.store(0, ordering: .releasing) }
         let current = handlers
