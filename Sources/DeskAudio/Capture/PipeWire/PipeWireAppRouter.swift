@@ -12,7 +12,7 @@ import Glibc
 /// a `PipeWireHostMute`, the selected streams are kept off the speakers. With `AppLevels`,
 /// each selected stream is also linked to a `PipeWireLevelStream` of its own.
 /// Loop thread, or loop lock held.
-final class PipeWireAppRouter {
+final class PipeWireAppRouter: PipeWireRegistryListener {
     private struct Port {
         var node: UInt32
         var isOutput: Bool
@@ -62,10 +62,7 @@ final class PipeWireAppRouter {
 
     /// Lock held: binds the registry; every global present arrives first, then changes.
     func start() throws(DeskAudioError) {
-        registry = try PipeWireRegistry(
-            on: connection,
-            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
-            onRemove: { [unowned self] id in removed(id) })
+        registry = try PipeWireRegistry(on: connection, for: self)
     }
 
     /// Lock held: removes every link made and stops watching (the mute's owner finishes the
@@ -79,22 +76,21 @@ final class PipeWireAppRouter {
         registry = nil
     }
 
-    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
-        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+    func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Port":
-            guard let node = property(PW_KEY_NODE_ID).flatMap(UInt32.init), property(PW_KEY_PORT_MONITOR) != "true"
+            guard let node = properties[PW_KEY_NODE_ID].flatMap(UInt32.init), properties[PW_KEY_PORT_MONITOR] != "true"
             else { return }
             ports[id] = Port(
-                node: node, isOutput: property(PW_KEY_PORT_DIRECTION) == "out",
-                channel: property(PW_KEY_AUDIO_CHANNEL) ?? "")
+                node: node, isOutput: properties[PW_KEY_PORT_DIRECTION] == "out",
+                channel: properties[PW_KEY_AUDIO_CHANNEL] ?? "")
         default:
             return watch.global(id: id, type: type, properties: properties, registry: registry?.proxy)
         }
         linkWhatIsSelected()
     }
 
-    private func removed(_ id: UInt32) {
+    func removed(_ id: UInt32) {
         ports[id] = nil
         selected.remove(id)
         for proxy in (links.removeValue(forKey: id) ?? [:]).values { pw_proxy_destroy(proxy) }

@@ -8,7 +8,7 @@ import DeskAudioShim
 /// (channels matched as the router matches them). The device is the one named when the
 /// linker was made; it is not followed when the default changes. The links belong to this
 /// connection and vanish with it. Loop thread, or loop lock held.
-final class PipeWireDeviceLinker {
+final class PipeWireDeviceLinker: PipeWireRegistryListener {
     private struct Port {
         var node: UInt32
         var isOutput: Bool
@@ -36,10 +36,7 @@ final class PipeWireDeviceLinker {
 
     /// Lock held: binds the registry; links as the ports appear.
     func start() throws(DeskAudioError) {
-        registry = try PipeWireRegistry(
-            on: connection,
-            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
-            onRemove: { [unowned self] id in removed(id) })
+        registry = try PipeWireRegistry(on: connection, for: self)
     }
 
     /// Lock held: removes the links and stops watching; safe to call twice.
@@ -50,23 +47,22 @@ final class PipeWireDeviceLinker {
         registry = nil
     }
 
-    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
-        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+    func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
-        case "PipeWire:Interface:Node" where property(PW_KEY_NODE_NAME) == deviceName:
+        case "PipeWire:Interface:Node" where properties[PW_KEY_NODE_NAME] == deviceName:
             deviceNode = id
         case "PipeWire:Interface:Port":
-            guard let node = property(PW_KEY_NODE_ID).flatMap(UInt32.init) else { return }
+            guard let node = properties[PW_KEY_NODE_ID].flatMap(UInt32.init) else { return }
             ports[id] = Port(
-                node: node, isOutput: property(PW_KEY_PORT_DIRECTION) == "out",
-                isMonitor: property(PW_KEY_PORT_MONITOR) == "true", channel: property(PW_KEY_AUDIO_CHANNEL) ?? "")
+                node: node, isOutput: properties[PW_KEY_PORT_DIRECTION] == "out",
+                isMonitor: properties[PW_KEY_PORT_MONITOR] == "true", channel: properties[PW_KEY_AUDIO_CHANNEL] ?? "")
         default:
             return
         }
         linkMissing()
     }
 
-    private func removed(_ id: UInt32) {
+    func removed(_ id: UInt32) {
         if id == deviceNode { deviceNode = nil }
         ports[id] = nil
         if let proxy = links.removeValue(forKey: id) { pw_proxy_destroy(proxy) }

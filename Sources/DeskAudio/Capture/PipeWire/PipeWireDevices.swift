@@ -101,21 +101,20 @@ private final class PipeWireDeviceReader {
         return devices
     }
 
-    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
-        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+    private func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Node":
-            guard let name = property(PW_KEY_NODE_NAME), let mediaClass = property(PW_KEY_MEDIA_CLASS) else {
+            guard let name = properties[PW_KEY_NODE_NAME], let mediaClass = properties[PW_KEY_MEDIA_CLASS] else {
                 return
             }
             nodes.append(
-                Node(id: id, name: name, description: property(PW_KEY_NODE_DESCRIPTION) ?? name, mediaClass: mediaClass))
+                Node(id: id, name: name, description: properties[PW_KEY_NODE_DESCRIPTION] ?? name, mediaClass: mediaClass))
         case "PipeWire:Interface:Port":
-            guard property(PW_KEY_PORT_DIRECTION) == "in", let node = property(PW_KEY_NODE_ID).flatMap(UInt32.init)
+            guard properties[PW_KEY_PORT_DIRECTION] == "in", let node = properties[PW_KEY_NODE_ID].flatMap(UInt32.init)
             else { return }
             inputPorts[node, default: 0] += 1
         case "PipeWire:Interface:Metadata":
-            guard metadata == nil, property(PW_KEY_METADATA_NAME) == PipeWireMetadata.defaultName else { return }
+            guard metadata == nil, properties[PW_KEY_METADATA_NAME] == PipeWireMetadata.defaultName else { return }
             metadata = PipeWireMetadata(id: id, type: type, registry: registry?.proxy) { [unowned self] _, key, value in
                 guard let value else { return }
                 switch key {

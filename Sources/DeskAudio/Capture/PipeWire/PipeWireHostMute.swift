@@ -21,7 +21,7 @@ import Synchronization
 /// pointing at a sink that is gone the target it had before. A stream moved elsewhere while
 /// muted (by the user) is left where it was put. `mute` and `unmute` may be called from any
 /// thread; `start` and `finish` from the owner's.
-final class PipeWireHostMute {
+final class PipeWireHostMute: PipeWireRegistryListener {
     /// The start of every mute sink's node name.
     static let sinkNamePrefix = "deskaudio-mute-"
     /// The metadata key the session manager reads a stream's target from.
@@ -58,10 +58,7 @@ final class PipeWireHostMute {
         connection.lock()
         defer { connection.unlock() }
         var deadline = connection.deadline(afterMilliseconds: timeoutMs)
-        registry = try PipeWireRegistry(
-            on: connection,
-            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
-            onRemove: { [unowned self] id in removed(id) })
+        registry = try PipeWireRegistry(on: connection, for: self)
         try connection.roundTrip(deadline: &deadline, what: "listing the nodes")
         try connection.roundTrip(deadline: &deadline, what: "reading the streams' targets")
         guard metadata != nil else {
@@ -123,13 +120,12 @@ final class PipeWireHostMute {
         metadata?.set(stream, PipeWireHostMute.savedTargetKey, to: nil)
     }
 
-    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
-        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+    func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Node":
-            nodeNames[id] = property(PW_KEY_NODE_NAME)
+            nodeNames[id] = properties[PW_KEY_NODE_NAME]
         case "PipeWire:Interface:Metadata":
-            guard metadata == nil, property(PW_KEY_METADATA_NAME) == PipeWireMetadata.defaultName else { return }
+            guard metadata == nil, properties[PW_KEY_METADATA_NAME] == PipeWireMetadata.defaultName else { return }
             metadata = PipeWireMetadata(id: id, type: type, registry: registry?.proxy) { [unowned self] in
                 propertyChanged($0, $1, $2)
             }
@@ -138,7 +134,7 @@ final class PipeWireHostMute {
         }
     }
 
-    private func removed(_ id: UInt32) {
+    func removed(_ id: UInt32) {
         nodeNames[id] = nil
         muted[id] = nil
         properties[id] = nil

@@ -4,7 +4,7 @@ import CPipeWire
 /// session manager relinks a stream that follows the default (the default changed, or the
 /// device it had went away) PipeWire tells the stream nothing; the new links into its node
 /// are the only sign. Reports the new node's name. Loop thread, or loop lock held.
-final class PipeWireLinkWatch {
+final class PipeWireLinkWatch: PipeWireRegistryListener {
     private let connection: PipeWireConnection
     private let streamNode: () -> UInt32
     private let onRelink: (String) -> Void
@@ -22,10 +22,7 @@ final class PipeWireLinkWatch {
 
     /// Lock held: binds the registry; every global present arrives first, then changes.
     func start() throws(DeskAudioError) {
-        registry = try PipeWireRegistry(
-            on: connection,
-            onGlobal: { [unowned self] id, type, properties in global(id: id, type: type, properties: properties) },
-            onRemove: { [unowned self] id in nodeNames[id] = nil })
+        registry = try PipeWireRegistry(on: connection, for: self)
     }
 
     /// Lock held: stops watching; safe to call twice.
@@ -34,14 +31,15 @@ final class PipeWireLinkWatch {
         registry = nil
     }
 
-    private func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>) {
-        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+    func removed(_ id: UInt32) { nodeNames[id] = nil }
+
+    func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Node":
-            nodeNames[id] = property(PW_KEY_NODE_NAME)
+            nodeNames[id] = properties[PW_KEY_NODE_NAME]
         case "PipeWire:Interface:Link":
-            guard let input = property(PW_KEY_LINK_INPUT_NODE).flatMap(UInt32.init), input == streamNode(),
-                let output = property(PW_KEY_LINK_OUTPUT_NODE).flatMap(UInt32.init), output != feedingNode
+            guard let input = properties[PW_KEY_LINK_INPUT_NODE].flatMap(UInt32.init), input == streamNode(),
+                let output = properties[PW_KEY_LINK_OUTPUT_NODE].flatMap(UInt32.init), output != feedingNode
             else { return }
             if feedingNode != nil { onRelink(nodeNames[output] ?? "node \(output)") }
             feedingNode = output

@@ -9,14 +9,14 @@ final class PipeWireRegistry {
     private(set) var proxy: OpaquePointer?
     private let events = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
     private let listener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
-    private let onGlobal: (_ id: UInt32, _ type: String, _ properties: UnsafePointer<spa_dict>) -> Void
+    private let onGlobal: (_ id: UInt32, _ type: String, _ properties: PipeWireProperties) -> Void
     private let onRemove: (_ id: UInt32) -> Void
 
     /// Binds the registry on `connection`; `onGlobal` gets each global's id, type and
     /// properties, `onRemove` each removed global's id.
     init(
         on connection: PipeWireConnection,
-        onGlobal: @escaping (UInt32, String, UnsafePointer<spa_dict>) -> Void,
+        onGlobal: @escaping (UInt32, String, PipeWireProperties) -> Void,
         onRemove: @escaping (UInt32) -> Void = { _ in }
     ) throws(DeskAudioError) {
         self.onGlobal = onGlobal
@@ -26,7 +26,7 @@ final class PipeWireRegistry {
         events.pointee.global = { data, id, _, type, _, properties in
             guard let type, let properties else { return }
             Unmanaged<PipeWireRegistry>.fromOpaque(data!).takeUnretainedValue()
-                .onGlobal(id, String(cString: type), properties)
+                .onGlobal(id, String(cString: type), PipeWireProperties(dict: properties))
         }
         events.pointee.global_remove = { data, id in
             Unmanaged<PipeWireRegistry>.fromOpaque(data!).takeUnretainedValue().onRemove(id)
@@ -52,5 +52,31 @@ final class PipeWireRegistry {
         spa_hook_remove(listener)
         pw_proxy_destroy(proxy)
         self.proxy = nil
+    }
+}
+
+/// What follows the registry: told of each global (those present first, then each one added)
+/// and of each removed one, on the loop thread.
+protocol PipeWireRegistryListener: AnyObject {
+    /// A global: its id, type ("PipeWire:Interface:Node", …) and properties.
+    func global(id: UInt32, type: String, properties: PipeWireProperties)
+    /// A global that went away.
+    func removed(_ id: UInt32)
+}
+
+extension PipeWireRegistryListener {
+    /// By default a removal is not followed.
+    func removed(_ id: UInt32) {}
+}
+
+extension PipeWireRegistry {
+    /// Binds the registry on `connection` for `listener`, held unowned (it owns the registry).
+    convenience init(on connection: PipeWireConnection, for listener: some PipeWireRegistryListener)
+        throws(DeskAudioError)
+    {
+        try self.init(
+            on: connection,
+            onGlobal: { [unowned listener] id, type, properties in listener.global(id: id, type: type, properties: properties) },
+            onRemove: { [unowned listener] id in listener.removed(id) })
     }
 }

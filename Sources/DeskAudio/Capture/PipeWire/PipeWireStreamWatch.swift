@@ -69,12 +69,11 @@ final class PipeWireStreamWatch {
     }
 
     /// A registry global: binds playback nodes and clients.
-    func global(id: UInt32, type: String, properties: UnsafePointer<spa_dict>, registry: OpaquePointer?) {
-        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+    func global(id: UInt32, type: String, properties: PipeWireProperties, registry: OpaquePointer?) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         switch type {
         case "PipeWire:Interface:Node":
-            guard property(PW_KEY_MEDIA_CLASS) == "Stream/Output/Audio",
+            guard properties[PW_KEY_MEDIA_CLASS] == "Stream/Output/Audio",
                 let proxy = pw_registry_bind(registry, id, type, UInt32(PW_VERSION_NODE), 0)
             else { return }
             let bound = Bound(OpaquePointer(proxy))
@@ -112,15 +111,15 @@ final class PipeWireStreamWatch {
         let first = !details.known
         details.isRunning = info.state == PW_NODE_STATE_RUNNING
         // Only an event that says the properties changed carries them all.
-        if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0, let properties = info.props {
-            func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
+        if info.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0, let props = info.props {
+            let properties = PipeWireProperties(dict: props)
             // A later update may carry only some keys (pipewire-pulse sends such): what it
             // leaves out keeps its value.
-            if let name = property(PW_KEY_APP_NAME) { details.applicationName = name }
-            if let binary = property(PW_KEY_APP_PROCESS_BINARY) { details.binary = binary }
-            if let pid = property(PW_KEY_APP_PROCESS_ID).flatMap(Int32.init) { details.processID = pid }
-            if let name = property(PW_KEY_NODE_NAME) { details.nodeName = name }
-            if let client = property(PW_KEY_CLIENT_ID).flatMap(UInt32.init) { details.client = client }
+            if let name = properties[PW_KEY_APP_NAME] { details.applicationName = name }
+            if let binary = properties[PW_KEY_APP_PROCESS_BINARY] { details.binary = binary }
+            if let pid = properties[PW_KEY_APP_PROCESS_ID].flatMap(Int32.init) { details.processID = pid }
+            if let name = properties[PW_KEY_NODE_NAME] { details.nodeName = name }
+            if let client = properties[PW_KEY_CLIENT_ID].flatMap(UInt32.init) { details.client = client }
         }
         // A native client's process is on its client, whose info may still be on its way:
         // the stream is announced once that has come (clientInfo), or now if there is none.
@@ -138,12 +137,12 @@ final class PipeWireStreamWatch {
     }
 
     private func clientInfo(_ info: pw_client_info) {
-        guard info.change_mask & UInt64(PW_CLIENT_CHANGE_MASK_PROPS) != 0, let properties = info.props,
+        guard info.change_mask & UInt64(PW_CLIENT_CHANGE_MASK_PROPS) != 0, let props = info.props,
             clients[info.id] != nil
         else { return }
-        func property(_ key: String) -> String? { spa_dict_lookup(properties, key).map { String(cString: $0) } }
-        if let pid = property(PW_KEY_APP_PROCESS_ID).flatMap(Int32.init) { clients[info.id]?.processID = pid }
-        if let binary = property(PW_KEY_APP_PROCESS_BINARY) { clients[info.id]?.binary = binary }
+        let properties = PipeWireProperties(dict: props)
+        if let pid = properties[PW_KEY_APP_PROCESS_ID].flatMap(Int32.init) { clients[info.id]?.processID = pid }
+        if let binary = properties[PW_KEY_APP_PROCESS_BINARY] { clients[info.id]?.binary = binary }
         clients[info.id]?.received = true
         guard let processID = clients[info.id]?.processID, let binary = clients[info.id]?.binary else { return }
         for (id, node) in nodes where node.details.client == info.id && !node.details.known {
