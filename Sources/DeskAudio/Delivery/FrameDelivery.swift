@@ -72,7 +72,7 @@ final class FrameDelivery: @unchecked Sendable {
                 littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.captureTime, as: UInt64.self))
             let frameSamples = UInt16(
                 littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.frameSamples, as: UInt16.self))
-            let completedNs = captureTimeNs &+ UInt64(frameSamples) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+            let completedNs = captureTimeNs &+ MonotonicClock.nanoseconds(ofSamples: UInt64(frameSamples))
             let now = MonotonicClock.nowNs()
             if let window = latency.add(now > completedNs ? now - completedNs : 0) {
                 stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)

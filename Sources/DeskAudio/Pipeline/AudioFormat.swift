@@ -15,7 +15,8 @@ public enum AudioFormat {
     /// Samples per channel in `nanoseconds`, rounded down to whole frames. Never overflows.
     public static func wholeFrameSamples(inNanoseconds nanoseconds: UInt64) -> UInt64 {
         let rate = UInt64(sampleRate)
-        let samples = nanoseconds / 1_000_000_000 * rate + nanoseconds % 1_000_000_000 * rate / 1_000_000_000
+        let second = MonotonicClock.nanosecondsPerSecond
+        let samples = nanoseconds / second * rate + nanoseconds % second * rate / second
         return samples - samples % UInt64(frameSamples)
     }
 }

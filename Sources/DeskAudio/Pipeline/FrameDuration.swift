@@ -31,7 +31,7 @@ public enum FrameDuration: Int, CaseIterable, Sendable {
     /// Length in microseconds.
     public var microseconds: Int { rawValue * 1_000_000 / AudioFormat.sampleRate }
     /// Length in nanoseconds.
-    public var nanoseconds: UInt64 { UInt64(rawValue) * 1_000_000_000 / UInt64(AudioFormat.sampleRate) }
+    public var nanoseconds: UInt64 { MonotonicClock.nanoseconds(ofSamples: UInt64(rawValue)) }
     /// For people: "2.5 ms", "10 ms".
     public var description: String {
         microseconds % 1000 == 0 ? "\(microseconds / 1000) ms" : "\(Double(microseconds) / 1000) ms"

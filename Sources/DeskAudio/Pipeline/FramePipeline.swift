@@ -132,7 +132,7 @@ public final class FramePipeline {
             return
         }
         let samplesAfterStart = chunkEndSample - min(chunkEndSample, frameClock)
-        let captureTime = endTimeNs &- samplesAfterStart * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+        let captureTime = endTimeNs &- MonotonicClock.nanoseconds(ofSamples: samplesAfterStart)
         let header = AudioFrameHeader(
             flags: flags, channels: UInt8(encoder.layout.channels),
             codec: mapping == nil ? AudioFrameHeader.codecOpus : AudioFrameHeader.codecOpusMultistream,

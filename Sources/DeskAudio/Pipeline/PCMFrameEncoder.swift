@@ -44,7 +44,7 @@ public final class PCMFrameEncoder: @unchecked Sendable {
                 let pushed = try state.input.push(rest, format: format, channels: channels, rate: rate)
                 taken += pushed
                 let left = rest.count / frameBytes - pushed
-                state.drain(endTimeNs: end &- UInt64(left) * 1_000_000_000 / UInt64(rate), deliver)
+                state.drain(endTimeNs: end &- MonotonicClock.nanoseconds(ofSamples: UInt64(left), rate: Int(rate)), deliver)
                 if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
             } while taken * frameBytes < bytes.count
             return taken
@@ -107,8 +107,7 @@ public final class PCMFrameEncoder: @unchecked Sendable {
                 let count = input.ring.read(into: UnsafeMutableBufferPointer(rebasing: chunk[0..<min(left, chunk.count)]))
                 guard count > 0 else { break }
                 left -= count
-                let chunkEnd =
-                    endTimeNs &- UInt64(left / AudioFormat.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+                let chunkEnd = endTimeNs &- MonotonicClock.nanoseconds(ofSamples: UInt64(left / AudioFormat.channels))
                 pipeline.process(
                     UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: .mic, endTimeNs: chunkEnd, deliver: deliver)
             }

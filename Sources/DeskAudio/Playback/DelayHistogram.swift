@@ -16,7 +16,7 @@ struct DelayHistogram {
 
     /// Counts one delay.
     mutating func add(_ nanoseconds: UInt64) {
-        counts[Int(min(nanoseconds / 1_000_000, UInt64(DelayHistogram.steps - 1)))] += 1
+        counts[Int(min(nanoseconds / MonotonicClock.nanosecondsPerMillisecond, UInt64(DelayHistogram.steps - 1)))] += 1
         total += 1
     }
 

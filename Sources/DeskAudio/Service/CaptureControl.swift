@@ -166,7 +166,7 @@ final class CaptureControl {
         let now = MonotonicClock.nowNs()
         let notices = parts.notices
         if !stream.hasFailed && !source.needsReopen {
-            let waitedMs = source.stall.patienceNs / 1_000_000  // before isStalled moves it on
+            let waitedMs = source.stall.patienceNs / MonotonicClock.nanosecondsPerMillisecond  // before isStalled moves it on
             guard source.stall.isStalled(count: source.feed.writeCount, at: now) else { return }
             let why =
                 "no audio for \(waitedMs) ms though the stream is connected (the session manager restarted, or it was unlinked)"

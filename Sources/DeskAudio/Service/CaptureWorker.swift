@@ -112,8 +112,7 @@ final class CaptureWorker: @unchecked Sendable {
             settings.apply(to: pipeline)
             // Audio still waiting in the rings was captured after this chunk ended.
             let waiting = inputs.mostFloatsWaiting
-            let laterNs =
-                UInt64(waiting / mixer.channels) * 1_000_000_000 / UInt64(AudioFormat.sampleRate)
+            let laterNs = MonotonicClock.nanoseconds(ofSamples: UInt64(waiting / mixer.channels))
             let chunkEndNs = MonotonicClock.nowNs() &- laterNs
             lastChunkEndNs = chunkEndNs
             pipeline.process(

@@ -14,9 +14,9 @@ struct StallWatch {
     /// How long the stream may go without audio now.
     var patienceNs: UInt64 {
         switch stallsInARow {
-        case 0: 2_000_000_000
-        case 1: 1_000_000_000
-        default: 1_000_000_000 << UInt64(min(stallsInARow - 1, 4))
+        case 0: 2 * MonotonicClock.nanosecondsPerSecond
+        case 1: MonotonicClock.nanosecondsPerSecond
+        default: MonotonicClock.nanosecondsPerSecond << UInt64(min(stallsInARow - 1, 4))
         }
     }
 

@@ -7,6 +7,21 @@ public enum MonotonicClock {
     public static func nowNs() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        return UInt64(now.tv_sec) * nanosecondsPerSecond + UInt64(now.tv_nsec)
+    }
+
+    /// Nanoseconds in a second and in a millisecond: the clock's units, spelled once.
+    public static let nanosecondsPerSecond: UInt64 = 1_000_000_000
+    public static let nanosecondsPerMillisecond: UInt64 = 1_000_000
+
+    /// The time `milliseconds` from now, for a wait with a deadline.
+    public static func deadline(afterMilliseconds milliseconds: Int) -> UInt64 {
+        nowNs() + UInt64(milliseconds) * nanosecondsPerMillisecond
+    }
+
+    /// How long `samples` last at `rate` Hz (48 kHz unless given), in nanoseconds.
+    @inline(__always)
+    public static func nanoseconds(ofSamples samples: UInt64, rate: Int = AudioFormat.sampleRate) -> UInt64 {
+        samples * nanosecondsPerSecond / UInt64(rate)
     }
 }

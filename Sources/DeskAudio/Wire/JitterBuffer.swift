@@ -314,7 +314,7 @@ public final class JitterBuffer {
         // (Capture times are the sender's: a wild one must not overflow. A second of spread is
         // more than the longest delay anyway.)
         let spread = largest &- smallest
-        jitterNs = spread < 0 || spread > 1_000_000_000 ? 1_000_000_000 : spread
+        jitterNs = spread < 0 || spread > 1_000_000_000 ? 1_000_000_000 : spread  // signed: arrival differences
         // Cover the jitter plus the frame being played: grow at once, shrink in adjustForSteadyArrival.
         let needed = framesCoveringJitter()
         if needed > targetFrames { targetFrames = needed }

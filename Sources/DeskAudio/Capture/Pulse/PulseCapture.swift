@@ -53,7 +53,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// Connects, resolves the device for `target` through the server, and starts recording.
     func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
         precondition(connection == nil, "start called twice")
-        let deadline = MonotonicClock.nowNs() + UInt64(timeoutMs) * 1_000_000
+        let deadline = MonotonicClock.deadline(afterMilliseconds: timeoutMs)
         let newConnection = try PulseConnection(deadline: deadline)
         connection = newConnection
         try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
