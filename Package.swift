@@ -56,7 +56,7 @@ let package = Package(
         ),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "TestSupport"]),
+        .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "DeskAudioC", "DeskAudioCTypes", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests", dependencies: ["DeskAudioC", "DeskAudioCTypes", "DeskAudio", "TestSupport"]),
     ]

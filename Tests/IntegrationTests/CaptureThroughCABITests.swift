@@ -4,15 +4,6 @@ import Foundation
 import TestSupport
 import Testing
 
-/// scripts/test starts a private PipeWire and sets DESKAUDIO_TEST_RIG=1 (and checks these ran).
-let rigIsRunning = ProcessInfo.processInfo.environment["DESKAUDIO_TEST_RIG"] == "1"
-/// RMS of a sine of amplitude 0.5, in dBFS.
-let halfScaleSineLevel = 20 * log10(0.5 / 2.0.squareRoot())
-
-/// Every test that uses the real server, one at a time (nested suites inherit .serialized).
-@Suite(.serialized, .enabled(if: rigIsRunning, "needs the private PipeWire of scripts/test"))
-struct RealServerTests {}
-
 extension RealServerTests {
     @Suite struct CaptureThroughCABITests {
         @Test func toneComesBackAtItsFrequencyAndLevelWithoutDropouts() throws {

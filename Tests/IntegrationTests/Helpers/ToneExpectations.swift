@@ -1,5 +1,9 @@
+import Foundation
 import TestSupport
 import Testing
+
+/// RMS of a sine of amplitude 0.5, in dBFS.
+let halfScaleSineLevel = 20 * log10(0.5 / 2.0.squareRoot())
 
 /// Expects `tone` to be one unbroken 1 kHz tone of amplitude 0.5: no quiet frame inside it,
 /// frequency within 2 %, level within 1 dB. Returns what it measured.
