@@ -40,9 +40,10 @@ extension RealServerTests {
             let opus = directory.appendingPathComponent("tone.opus").path
             let (recorder, output, errors) = try ExternalTools.start(
                 [commandLineTool, "record", "--seconds", "3", "--bitrate", "96000", "--complexity", "3", opus])
-            Thread.sleep(forTimeInterval: 0.7)
-            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5)
-            player.waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.4)  // and 0.3 s for the tap to start
+            let (_, tap) = try MonitorTap.recording {
+                try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5).waitUntilExit()
+            }
             recorder.waitUntilExit()
             let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -55,7 +56,7 @@ extension RealServerTests {
             #expect(samples.count == 2 * (300 * 480 - 120), "3 s less the 120-sample pre-skip")
             let tone = ToneCheck(samples)
             #expect((145...155).contains(tone.loudFrames.count), "1.5 s of tone: \(tone.loudFrames.count) frames")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
             print("measured: deskaudio record → opusdec: \(frequency) Hz, \(level) dBFS; \(summary)")
         }
 
@@ -65,8 +66,10 @@ extension RealServerTests {
             let opus = directory.appendingPathComponent("short-frames.opus").path
             let (recorder, output, errors) = try ExternalTools.start(
                 [commandLineTool, "record", "--seconds", "2", "--frame-ms", "5", opus])
-            Thread.sleep(forTimeInterval: 0.5)
-            try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1).waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.2)  // and 0.3 s for the tap to start
+            let (_, tap) = try MonitorTap.recording {
+                try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1).waitUntilExit()
+            }
             recorder.waitUntilExit()
             let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -78,7 +81,7 @@ extension RealServerTests {
             #expect(samples.count == 2 * (400 * 240 - 120), "2 s less the 120-sample pre-skip")
             let tone = ToneCheck(samples)
             #expect((95...105).contains(tone.loudFrames.count), "1 s of tone: \(tone.loudFrames.count) blocks of 10 ms")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
             print("measured: deskaudio record --frame-ms 5 → opusdec: \(frequency) Hz, \(level) dBFS; \(summary)")
 
             let refused = try ExternalTools.run([commandLineTool, "record", "--frame-ms", "7", opus])
@@ -94,10 +97,11 @@ extension RealServerTests {
             let (recorder, output, progress) = try ExternalTools.start([commandLineTool, "record", opus])
             let firstLine = ExternalTools.readLine(progress)
             try #require(firstLine.contains("frames"), "the tool's first status line: \(firstLine)")
-            Thread.sleep(forTimeInterval: 9.5)
-            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1)
-            player.waitUntilExit()
-            Thread.sleep(forTimeInterval: 0.3)
+            Thread.sleep(forTimeInterval: 9.2)
+            let (_, tap) = try MonitorTap.recording {  // (it takes 0.3 s to start)
+                try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1).waitUntilExit()
+                Thread.sleep(forTimeInterval: 0.3)
+            }
             kill(recorder.processIdentifier, SIGINT)
             recorder.waitUntilExit()
             let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -112,7 +116,7 @@ extension RealServerTests {
             // capture's delay added).
             #expect((9.4...10.2).contains(toneStart), "tone starts at \(toneStart) s")
             #expect((95...105).contains(tone.loudFrames.count), "1 s of tone: \(tone.loudFrames.count) frames")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
             print("measured: deskaudio record, gated then Ctrl-C: tone at \(toneStart) s, \(frequency) Hz, \(level) dBFS; \(summary)")
         }
 

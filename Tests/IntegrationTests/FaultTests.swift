@@ -19,8 +19,8 @@ extension RealServerTests {
                 #expect(deskaudio_set_app_device("deskaudio_odd") == deskaudio_status.DESKAUDIO_OK.rawValue)
                 defer { _ = deskaudio_set_app_device(nil) }
                 let tone = try captureTone(playedInto: "deskaudio_odd", mono: true, environment)
-                #expect((140...160).contains(tone.loudFrames.count), "\(server): \(tone.loudFrames.count) loud frames")
-                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+                #expect((140...160).contains(tone.ours.loudFrames.count), "\(server): \(tone.ours.loudFrames.count) loud frames")
+                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone.ours, tap: tone.tap)
                 print("measured: \(server) mono 44.1 kHz s16 sink: \(frequency) Hz, \(level) dBFS")
             } }
         }
@@ -43,7 +43,7 @@ extension RealServerTests {
                 }
                 let changes = notices.events.filter { deskaudio_event(rawValue: $0.kind) == .DESKAUDIO_EVENT_DEVICE_CHANGED }
                 #expect(changes.contains { $0.text == "app audio: deskaudio_sink.monitor" }, "\(server): \(notices.events)")
-                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone.ours, tap: tone.tap)
                 print("measured: \(server) default sink removed: events \(notices.events.map(\.text)); then \(frequency) Hz, \(level) dBFS")
             } }
         }
@@ -69,10 +69,12 @@ extension RealServerTests {
                 module = try loadModule(load, environment)
                 Thread.sleep(forTimeInterval: 1.5)  // the library retries with back-off
                 let countBeforeTone = collector.count
-                let player = try ExternalTools.playTone(
-                    frequency: 1000, amplitude: 0.5, seconds: 1.5, device: "deskaudio_other", environment: environment)
-                player.waitUntilExit()
-                Thread.sleep(forTimeInterval: 0.3)
+                let (_, tap) = try MonitorTap.recording("deskaudio_other.monitor", environment: environment) {
+                    try ExternalTools.playTone(
+                        frequency: 1000, amplitude: 0.5, seconds: 1.5, device: "deskaudio_other", environment: environment
+                    ).waitUntilExit()
+                    Thread.sleep(forTimeInterval: 0.3)
+                }
                 #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
                 set_audio_callback(nil, nil)
                 #expect(collector.count > countBeforeTone + 100, "\(server): frames flow after the mic came back")
@@ -87,7 +89,7 @@ extension RealServerTests {
                     "\(server): \(notices.events)")
                 let tone = ToneCheck(try collector.decoded())
                 #expect((140...160).contains(tone.loudFrames.count), "\(server): \(tone.loudFrames.count) loud frames")
-                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
                 print(
                     "measured: \(server) mic removed and back: events \(notices.events.map(\.text)); "
                         + "then \(frequency) Hz, \(level) dBFS")
@@ -138,22 +140,24 @@ private let warmUp: Void = {
 private func captureTone(
     playedInto sink: String, mono: Bool = false, _ environment: [String: String],
     whileRunning: () throws -> Void = {}
-) throws -> ToneCheck {
+) throws -> (ours: ToneCheck, tap: ToneCheck) {
     let collector = FrameCollector()
     set_audio_callback(FrameCollector.callback, collector.userData)
     defer { set_audio_callback(nil, nil) }
     #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
     #expect(waitUntil(seconds: 3) { collector.count >= 10 })
     try whileRunning()
-    let player = try ExternalTools.playTone(
-        frequency: 1000, amplitude: 0.5, seconds: 1.5, device: sink, mono: mono, environment: environment)
-    player.waitUntilExit()
-    Thread.sleep(forTimeInterval: 0.3)
+    let (_, tap) = try MonitorTap.recording("\(sink).monitor", environment: environment) {
+        try ExternalTools.playTone(
+            frequency: 1000, amplitude: 0.5, seconds: 1.5, device: sink, mono: mono, environment: environment
+        ).waitUntilExit()
+        Thread.sleep(forTimeInterval: 0.3)
+    }
     #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
     let frames = try collector.parsed()
     let sequences = frames.map(\.header.sequence)
     #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "every frame, in order")
-    return ToneCheck(try collector.decoded())
+    return (ToneCheck(try collector.decoded()), tap)
 }
 
 /// Runs `pactl ARGUMENTS` against the server `environment` names; returns its output.

@@ -26,18 +26,21 @@ extension RealServerTests {
         @Test func appToneSurvivesTheConversionFrom44100HzS16() throws {
             try withPlainPulseAudio { environment in
                 var backend = ""
+                var tap: ToneCheck?
                 let collector = try capture(mic: false, app: true) {
                     backend = String(cString: deskaudio_backend()!)
-                    try ExternalTools.playTone(
-                        frequency: 1000, amplitude: 0.5, seconds: 1.5, environment: environment
-                    )
-                    .waitUntilExit()
+                    (_, tap) = try MonitorTap.recording(environment: environment) {
+                        try ExternalTools.playTone(
+                            frequency: 1000, amplitude: 0.5, seconds: 1.5, environment: environment
+                        )
+                        .waitUntilExit()
+                    }
                 }
                 #expect(backend == "pulse", "auto picks PulseAudio where no PipeWire answers")
                 let tone = ToneCheck(try collector.decoded())
                 #expect(
                     (145...155).contains(tone.loudFrames.count), "1.5 s of tone: \(tone.loudFrames.count)")
-                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+                let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
                 print("measured: plain PulseAudio (s16 44.1 kHz) app: \(frequency) Hz, \(level) dBFS")
             }
         }

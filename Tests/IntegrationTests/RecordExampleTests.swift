@@ -18,9 +18,10 @@ extension RealServerTests {
             let wav = directory.appendingPathComponent("out.wav").path
 
             let (recorder, output, _) = try ExternalTools.start([recordExample, "--seconds", "3", opus])
-            Thread.sleep(forTimeInterval: 0.7)
-            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5)
-            player.waitUntilExit()
+            Thread.sleep(forTimeInterval: 0.4)  // and 0.3 s for the tap to start
+            let (_, tap) = try MonitorTap.recording {
+                try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5).waitUntilExit()
+            }
             recorder.waitUntilExit()
             let summary = String(
                 decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -39,7 +40,7 @@ extension RealServerTests {
             #expect(
                 (145...155).contains(tone.loudFrames.count),
                 "1.5 s of tone: \(tone.loudFrames.count) loud frames")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
             print(
                 "measured: examples-c/record → opusdec: \(frequency) Hz, \(level) dBFS; "
                     + summary.trimmingCharacters(in: .whitespacesAndNewlines))

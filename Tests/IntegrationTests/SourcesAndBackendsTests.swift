@@ -94,15 +94,17 @@ extension RealServerTests {
             #expect(deskaudio_set_backend("pulse") == deskaudio_status.DESKAUDIO_OK.rawValue)
             defer { _ = deskaudio_set_backend("auto") }
             var backend = ""
+            var tap: ToneCheck?
             let collector = try capture(mic: false, app: true) {
                 backend = String(cString: deskaudio_backend()!)
-                let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5)
-                player.waitUntilExit()
+                (_, tap) = try MonitorTap.recording {
+                    try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1.5).waitUntilExit()
+                }
             }
             #expect(backend == "pulse")
             #expect(String(cString: deskaudio_backend()!) == "")
             let tone = ToneCheck(try collector.decoded())
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone)
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
             print("measured: pulse backend on pipewire-pulse: \(frequency) Hz, \(level) dBFS")
         }
 

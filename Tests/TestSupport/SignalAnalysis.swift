@@ -28,13 +28,37 @@ public enum SignalAnalysis {
 
     /// Frequency from rising zero crossings, interpolated between samples.
     public static func dominantFrequency(_ samples: [Float]) -> Double {
+        let crossings = risingCrossings(samples[...])
+        guard crossings.count > 2 else { return 0 }
+        return Double(crossings.count - 1) * 48_000 / (crossings.last! - crossings.first!)
+    }
+
+    /// The tone's pitch: the median of the frequencies of its 20 ms windows (each from rising
+    /// zero crossings). A gap inside the tone (where decoded low-level noise crosses zero at
+    /// random) spoils a window or two, not the pitch; gaps are a check of their own.
+    public static func pitch(_ samples: [Float]) -> Double {
+        let window = 960
+        var estimates: [Double] = []
+        var start = 0
+        while start + window <= samples.count {
+            let crossings = risingCrossings(samples[start..<(start + window)])
+            if crossings.count > 2 {
+                estimates.append(Double(crossings.count - 1) * 48_000 / (crossings.last! - crossings.first!))
+            }
+            start += window
+        }
+        guard !estimates.isEmpty else { return dominantFrequency(samples) }
+        return estimates.sorted()[estimates.count / 2]
+    }
+
+    private static func risingCrossings(_ samples: ArraySlice<Float>) -> [Double] {
         var crossings: [Double] = []
-        for index in 1..<samples.count where samples[index - 1] < 0 && samples[index] >= 0 {
+        for index in (samples.startIndex + 1)..<max(samples.endIndex, samples.startIndex + 1)
+        where samples[index - 1] < 0 && samples[index] >= 0 {
             let fraction = Double(-samples[index - 1]) / Double(samples[index] - samples[index - 1])
             crossings.append(Double(index - 1) + fraction)
         }
-        guard crossings.count > 2 else { return 0 }
-        return Double(crossings.count - 1) * 48_000 / (crossings.last! - crossings.first!)
+        return crossings
     }
 
     /// RMS level (dBFS) of the component at `frequency` (Goertzel filter over all samples).

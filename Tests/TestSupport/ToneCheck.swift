@@ -42,6 +42,25 @@ public struct ToneCheck {
         return ((first + trim)...(last - trim)).filter { abs(frameLevels[$0] - expected) > tolerance }
     }
 
+    /// The gaps inside the loud run (edges trimmed): runs of adjacent 10 ms blocks more than
+    /// `tolerance` dB below `expected` (one 5 ms silence may fall in one block or straddle two,
+    /// as the blocks happen to align).
+    public func gaps(below expected: Double, tolerance: Double = 1, trim: Int = 2) -> [[Int]] {
+        var runs: [[Int]] = []
+        for block in dropouts(expected: expected, tolerance: tolerance, trim: trim) where frameLevels[block] < expected {
+            if let last = runs.last?.last, last + 1 == block { runs[runs.count - 1].append(block) } else { runs.append([block]) }
+        }
+        return runs
+    }
+
+    /// The median level (dBFS) of the blocks inside the loud run: the tone's level, whatever
+    /// a gap does to its mean.
+    public var medianLevel: Double {
+        guard let first = loudFrames.first, let last = loudFrames.last, last > first else { return -.infinity }
+        let levels = frameLevels[first...last].sorted()
+        return levels[levels.count / 2]
+    }
+
     /// Each frame's index and level, for a failure message: "112: -10.3 dBFS".
     public func describe(_ frames: [Int]) -> String {
         frames.map { "\($0): \((frameLevels[$0] * 10).rounded() / 10) dBFS" }.joined(separator: ", ")

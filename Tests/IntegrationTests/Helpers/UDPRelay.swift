@@ -20,6 +20,8 @@ final class UDPRelay: @unchecked Sendable {
         var pending: [(dueNs: UInt64, bytes: [UInt8])] = []
         var received = 0
         var dropped = 0
+        var droppedInside = 0
+        var anyForwarded = false
         var dropRun = 0
         var longestDropRun = 0
         var stopped = false
@@ -48,11 +50,13 @@ final class UDPRelay: @unchecked Sendable {
         close(output)
     }
 
-    /// Stops relaying; returns datagrams received and dropped, and the most dropped in a row.
-    func stop() -> (received: Int, dropped: Int, longestDropRun: Int) {
+    /// Stops relaying; returns datagrams received and dropped, the most dropped in a row, and
+    /// those dropped between two forwarded ones: the losses a receiver can see as gaps in its
+    /// sequence (a run dropped before the first or after the last one forwarded leaves none).
+    func stop() -> (received: Int, dropped: Int, longestDropRun: Int, droppedInside: Int) {
         state.withLock { $0.stopped = true }
         while threads.contains(where: \.isExecuting) { usleep(5_000) }
-        return state.withLock { ($0.received, $0.dropped, $0.longestDropRun) }
+        return state.withLock { ($0.received, $0.dropped, $0.longestDropRun, $0.droppedInside) }
     }
 
     /// A UDP port on loopback nobody uses now (bound and let go: good enough for a test).
@@ -77,6 +81,8 @@ final class UDPRelay: @unchecked Sendable {
                     state.dropRun += 1
                     state.longestDropRun = max(state.longestDropRun, state.dropRun)
                 } else {
+                    if state.anyForwarded { state.droppedInside += state.dropRun }
+                    state.anyForwarded = true
                     state.dropRun = 0
                     state.pending.append((now + UInt64(delay), bytes))
                 }
