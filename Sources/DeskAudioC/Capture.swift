@@ -153,7 +153,8 @@ public func deskaudio_capture_set_backend(_ capture: deskaudio_capture?, _ name:
     withCapture(capture) { service in
         guard let name else { return invalidArgument("backend name is NULL") }
         return status { () throws(DeskAudioError) in
-            service.setBackend(try AudioBackend.choice(named: String(cString: name), what: "backend"))
+            let text = String(cString: name)
+            service.setBackend(try AudioBackend.choice(named: text, described: "backend \"\(text)\""))
         }
     }
 }

@@ -14,11 +14,12 @@ public enum AudioBackend: String, Sendable, CaseIterable {
     static let automaticOrder: [AudioBackend] = [.pipewire, .pulse]
 
     /// The choice `name` makes: "pipewire" or "pulse" that backend, "auto" or "" automatic
-    /// (nil); anything else an `.invalidArgument` error that names it as `what`'s value.
-    public static func choice(named name: String, what: String) throws(DeskAudioError) -> AudioBackend? {
+    /// (nil); anything else an `.invalidArgument` error that starts with `described` (how
+    /// the caller got the name: `backend "oss"`, `DESKAUDIO_BACKEND=oss`).
+    public static func choice(named name: String, described: String) throws(DeskAudioError) -> AudioBackend? {
         if name.isEmpty || name == "auto" { return nil }
         guard let backend = AudioBackend(rawValue: name) else {
-            throw .invalidArgument("\(what) \"\(name)\" is not auto, pipewire or pulse")
+            throw .invalidArgument("\(described) is not auto, pipewire or pulse")
         }
         return backend
     }
@@ -27,6 +28,7 @@ public enum AudioBackend: String, Sendable, CaseIterable {
     /// any other value is an error.
     static func fromEnvironment() throws(DeskAudioError) -> AudioBackend? {
         guard let value = getenv("DESKAUDIO_BACKEND") else { return nil }
-        return try choice(named: String(cString: value), what: "DESKAUDIO_BACKEND")
+        let name = String(cString: value)
+        return try choice(named: name, described: "DESKAUDIO_BACKEND=\(name)")
     }
 }

@@ -5,6 +5,24 @@ import Testing
 /// RMS of a sine of amplitude 0.5, in dBFS.
 let halfScaleSineLevel = 20 * log10(0.5 / 2.0.squareRoot())
 
+/// The sanitizer the suite runs under (scripts/test-sanitized sets DESKAUDIO_TEST_SANITIZER), nil in
+/// the plain suites.
+let sanitizer = ProcessInfo.processInfo.environment["DESKAUDIO_TEST_SANITIZER"]
+
+/// A check of real-time behaviour (no gap in the tone, a level that a late thread would
+/// lower, a delay): judged in the plain suites, on both server stacks. Under a sanitizer,
+/// which slows every thread of the process 2–15 times, the check measures the sanitizer, not
+/// the library: there it is printed, not judged (a sanitizer report still fails the run).
+func expectInRealTime(
+    _ condition: Bool, _ comment: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    if let sanitizer {
+        if !condition { print("not judged under \(sanitizer) (real time): \(comment())") }
+    } else {
+        #expect(condition, Comment(rawValue: comment()), sourceLocation: sourceLocation)
+    }
+}
+
 /// Expects `tone` to be one unbroken 1 kHz tone of amplitude 0.5: its pitch within 2 %, its
 /// level (the median 10 ms block) within 1 dB, and no gap inside it (a run of blocks more than
 /// 1 dB low) — unless `tap`, an independent recorder of the same monitor at the same time
@@ -19,14 +37,10 @@ func expectUnbrokenHalfScale1kHzTone(
     let ours = tone.gaps(below: halfScaleSineLevel)
     let upstream = tap?.gaps(below: halfScaleSineLevel) ?? []
     let describe = { (check: ToneCheck, runs: [[Int]]) in runs.map { "[\(check.describe($0))]" }.joined(separator: " ") }
-    if let tap {
-        #expect(
-            ours.count <= upstream.count + codecGaps,
-            "gaps in the tone: \(describe(tone, ours)); the tap heard on the same monitor: \(describe(tap, upstream))",
-            sourceLocation: sourceLocation)
-    } else {
-        #expect(ours.count <= codecGaps, "gaps in the tone: \(describe(tone, ours))", sourceLocation: sourceLocation)
-    }
+    expectInRealTime(
+        ours.count <= upstream.count + codecGaps,
+        "gaps in the tone: \(describe(tone, ours)); the tap heard on the same monitor: \(tap.map { describe($0, upstream) } ?? "no tap")",
+        sourceLocation: sourceLocation)
     if !ours.isEmpty || !upstream.isEmpty {
         print("measured: gaps in ours \(describe(tone, ours)); the tap's \(describe(tap ?? tone, upstream))")
     }
@@ -45,7 +59,7 @@ func expectMicAloneWithoutAppAudio(
 ) -> (mic: Double, app: Double) {
     let mic = SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 440)
     let app = SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 1000)
-    #expect(abs(mic - quietSineLevel) <= 1, "440 Hz at \(mic) dBFS", sourceLocation: sourceLocation)
+    expectInRealTime(abs(mic - quietSineLevel) <= 1, "440 Hz at \(mic) dBFS", sourceLocation: sourceLocation)
     #expect(app < -60, "1 kHz from the app sink leaked in at \(app) dBFS", sourceLocation: sourceLocation)
     return (mic, app)
 }
