@@ -31,8 +31,7 @@ final class FrameQueue: @unchecked Sendable {
         nonEmpty = .allocate(capacity: 1)
         pthread_cond_init(nonEmpty, nil)
         slots = .allocate(byteCount: FrameQueue.slotCount * AudioFrameWriter.maxFrameBytes, alignment: 8)
-        lengths = .allocate(capacity: FrameQueue.slotCount)
-        lengths.initialize(repeating: 0)
+        lengths = .zeroed(FrameQueue.slotCount)
     }
 
     deinit {

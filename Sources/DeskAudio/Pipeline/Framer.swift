@@ -14,8 +14,7 @@ public struct Framer: ~Copyable {
     /// interleaved channels.
     public init(duration: FrameDuration = .ms10, channels: Int = AudioFormat.channels) {
         self.channels = channels
-        frame = .allocate(capacity: FrameDuration.longest.samples * channels)
-        frame.initialize(repeating: 0)
+        frame = .zeroed(FrameDuration.longest.samples * channels)
         frameFloats = duration.samples * channels
     }
 

@@ -21,10 +21,8 @@ public final class LevelMeter: @unchecked Sendable {
 
     /// A meter that has heard only silence.
     public init() {
-        peaks = .allocate(capacity: LevelMeter.blockCount)
-        peaks.initialize(repeating: 0)
-        squares = .allocate(capacity: LevelMeter.blockCount)
-        squares.initialize(repeating: 0)
+        peaks = .zeroed(LevelMeter.blockCount)
+        squares = .zeroed(LevelMeter.blockCount)
     }
 
     deinit {

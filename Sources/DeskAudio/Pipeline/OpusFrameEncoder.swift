@@ -134,8 +134,7 @@ public final class OpusFrameEncoder {
             family: layout.mappingFamily, streams: UInt8(streams), coupledStreams: UInt8(coupled),
             table: table, channels: layout.channels)
         vorbisOrder = layout.vorbisIndex
-        vorbisOrdered = .allocate(capacity: FrameDuration.longest.samples * layout.channels)
-        vorbisOrdered.initialize(repeating: 0)
+        vorbisOrdered = .zeroed(FrameDuration.longest.samples * layout.channels)
         let bitrate = bitrate ?? OpusFrameEncoder.defaultBitrate(for: layout)
         self.bitrate = bitrate
         self.complexity = complexity

@@ -39,10 +39,8 @@ public final class SourceMixer {
     /// A mixer that waits at most `maxWaitSamples` per channel for a lagging source.
     public init(maxWaitSamples: Int = SourceMixer.defaultMaxWaitSamples) {
         self.maxWaitSamples = maxWaitSamples
-        scratch = .allocate(capacity: 8192)
-        scratch.initialize(repeating: 0)
-        debts = .allocate(capacity: MixerInputs.capacity)
-        debts.initialize(repeating: 0)
+        scratch = .zeroed(8192)
+        debts = .zeroed(MixerInputs.capacity)
     }
 
     deinit {

@@ -7,8 +7,7 @@ struct DelayHistogram {
     private(set) var total: UInt64 = 0
 
     init() {
-        counts = .allocate(capacity: DelayHistogram.steps)
-        counts.initialize(repeating: 0)
+        counts = .zeroed(DelayHistogram.steps)
     }
 
     /// Frees the counts; the histogram is not used after.

@@ -22,10 +22,8 @@ final class FrameInbox: @unchecked Sendable {
 
     init() {
         storage = .allocate(byteCount: FrameInbox.capacity * AudioFrameWriter.maxFrameBytes, alignment: 8)
-        lengths = .allocate(capacity: FrameInbox.capacity)
-        lengths.initialize(repeating: 0)
-        arrivals = .allocate(capacity: FrameInbox.capacity)
-        arrivals.initialize(repeating: 0)
+        lengths = .zeroed(FrameInbox.capacity)
+        arrivals = .zeroed(FrameInbox.capacity)
     }
 
     deinit {

@@ -80,8 +80,7 @@ public final class FramePlayer: @unchecked Sendable {
         self.output = output
         self.onRunning = onRunning
         buffer = try JitterBuffer()
-        carry = .allocate(capacity: AudioFormat.frameFloats)
-        carry.initialize(repeating: 0)
+        carry = .zeroed(AudioFormat.frameFloats)
     }
 
     deinit {

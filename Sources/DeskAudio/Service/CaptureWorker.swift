@@ -35,8 +35,7 @@ final class CaptureWorker: @unchecked Sendable {
         self.mixer = mixer
         self.stats = stats
         thread = StoppableThread(wake: wake)
-        chunk = .allocate(capacity: 4096)
-        chunk.initialize(repeating: 0)
+        chunk = .zeroed(4096)
     }
 
     deinit { chunk.deallocate() }

@@ -85,15 +85,11 @@ public final class JitterBuffer {
         decoder = try OpusFrameDecoder()
         let slotBytes = AudioFrameWriter.maxFrameBytes
         packets = .allocate(byteCount: JitterBuffer.capacity * slotBytes, alignment: 8)
-        lengths = .allocate(capacity: JitterBuffer.capacity)
-        lengths.initialize(repeating: 0)
-        sequences = .allocate(capacity: JitterBuffer.capacity)
-        sequences.initialize(repeating: 0)
-        arrivals = .allocate(capacity: JitterBuffer.capacity)
-        arrivals.initialize(repeating: 0)
+        lengths = .zeroed(JitterBuffer.capacity)
+        sequences = .zeroed(JitterBuffer.capacity)
+        arrivals = .zeroed(JitterBuffer.capacity)
         scratch = .allocate(capacity: AudioFormat.frameFloats)
-        transits = .allocate(capacity: JitterBuffer.transitWindow)
-        transits.initialize(repeating: 0)
+        transits = .zeroed(JitterBuffer.transitWindow)
     }
 
     deinit {

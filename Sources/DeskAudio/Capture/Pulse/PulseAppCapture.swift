@@ -51,8 +51,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
         self.feed = feed
         self.wake = wake
         mixed = .allocate(capacity: 4096)
-        silence = .allocate(capacity: 4096)
-        silence.initialize(repeating: 0)
+        silence = .zeroed(4096)
     }
 
     deinit {
