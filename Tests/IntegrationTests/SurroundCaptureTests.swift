@@ -100,13 +100,17 @@ private func expectEachToneInItsChannel(
 ) -> Double {
     let positions = ChannelLayout(channels: channels.count)?.positions ?? []
     var worst = -Double.infinity
+    // Levels are the median of 100 ms blocks: what is checked here is where each channel
+    // lands and at what level; a gap the rig's 6- or 8-channel player leaves in the sink
+    // (seen 1.3-5.4 dB low over a whole second on this loaded machine) is a continuity
+    // question, which the stereo tests judge against an independent tap of the same sink.
     for (index, samples) in channels.enumerated() {
-        let own = SignalAnalysis.toneLevelDecibels(samples, frequency: surroundTones[index])
+        let own = SignalAnalysis.medianBlockLevel(samples[...], frequency: surroundTones[index])
         #expect(
             abs(own - surroundToneLevel) <= 1, "\(what): \(positions[index])'s tone at \(own) dBFS",
             sourceLocation: sourceLocation)
         for other in channels.indices where other != index {
-            let leak = SignalAnalysis.toneLevelDecibels(samples, frequency: surroundTones[other]) - own
+            let leak = SignalAnalysis.medianBlockLevel(samples[...], frequency: surroundTones[other]) - own
             worst = max(worst, leak)
             #expect(
                 leak <= limit, "\(what): \(positions[other])'s tone in \(positions[index]) at \(leak) dB",
