@@ -110,20 +110,14 @@ public final class AudioService: @unchecked Sendable {
     ) throws(DeskAudioError) -> Int {
         let taken = try parts.hostInput.push(bytes, format: format, channels: channels, rate: rate)
         // Never waits for a start or stop in progress: that one decides whether the worker runs.
-        if taken > 0 && !parts.delivery.isDeliveringThread {
-            let failure = control.tryWithLock { control -> DeskAudioError? in
-                do throws(DeskAudioError) {
-                    try control.runningWorker()
-                    return nil
-                } catch {
-                    return error
-                }
-            }
-            if let failure = failure ?? nil {
-                // The audio is taken and stays queued (the next push or start frames it):
-                // the host must not be told otherwise, or it would push it twice.
-                notices.post(.error, "host audio: the library's worker did not start: \(failure.message)")
-            }
+        if taken > 0 && !parts.delivery.isDeliveringThread,
+            case .failure(let failure)? = control.tryWithLock({ control in
+                Result { () throws(DeskAudioError) in try control.runningWorker() }
+            })
+        {
+            // The audio is taken and stays queued (the next push or start frames it):
+            // the host must not be told otherwise, or it would push it twice.
+            notices.post(.error, "host audio: the library's worker did not start: \(failure.message)")
         }
         parts.wake.signal()
         return taken

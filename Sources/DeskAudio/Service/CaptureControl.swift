@@ -31,7 +31,7 @@ final class CaptureControl {
         if !wanted.isEmpty { parts.delivery.resume() }  // undoes a stop asked for inside the handler
         if !starting.isEmpty {
             let backend = try parts.backendChoice.current()
-            if worker == nil { try prepareLayout(on: backend) }
+            try prepareLayout(on: backend)  // (only while stopped)
             _ = try runningWorker()
             var started: [CaptureSource] = []
             do throws(DeskAudioError) {

@@ -4,7 +4,7 @@ import Glibc
 /// PipeWire's native API (libpipewire-0.3): each stream on a connection of its own.
 final class PipeWireBackend: CaptureBackend {
     let kind = AudioBackend.pipewire
-    let serverName = "PipeWire"
+    var serverName: String { kind.serverName }
 
     func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, options: StreamOptions)
         throws(DeskAudioError) -> CaptureStream

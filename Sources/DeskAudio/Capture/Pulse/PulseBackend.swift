@@ -2,7 +2,7 @@
 /// pipewire-pulse: each stream on a connection of its own.
 final class PulseBackend: CaptureBackend {
     let kind = AudioBackend.pulse
-    let serverName = "PulseAudio"
+    var serverName: String { kind.serverName }
 
     /// `options.linkingItself` is ignored: the PulseAudio API has no links (on pipewire-pulse,
     /// a stream the session manager does not link stays silent). `options.periodSamples`
