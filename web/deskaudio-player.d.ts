@@ -1,0 +1,121 @@
+// Types of DeskAudio's browser player (deskaudio-player.js, audio-frame.js). docs/web-player.md.
+
+/** Flag bits of an AudioFrame's byte 5. */
+export declare const Flags: {
+  readonly AFTER_GAP: 1;
+  readonly APP: 2;
+  readonly MIC: 4;
+  readonly HOST: 8;
+  readonly AFTER_LOSS: 16;
+};
+
+/** The C API's frame error names, without their DESKAUDIO_ERROR_FRAME_ prefix. */
+export type FrameErrorCode = "truncated" | "oversized" | "magic" | "version" | "field";
+
+/** Bytes that are not an AudioFrame: `code` names why, `status` is the C API's number (-10 to -14). */
+export declare class FrameFormatError extends Error {
+  readonly code: FrameErrorCode;
+  readonly status: number;
+}
+
+/** Version 2's Opus multistream channel mapping (RFC 7845 §5.1.1, family 1). */
+export interface ChannelMapping {
+  streams: number;
+  coupledStreams: number;
+  /** For each channel in Vorbis order, the decoded stream channel it takes; 255 is silence. */
+  table: number[];
+}
+
+/** One AudioFrame's fields (docs/wire-format.md). */
+export interface AudioFrame {
+  version: 1 | 2;
+  flags: number;
+  /** First frame after the sender held frames back (zero gate, capture restart). */
+  afterGap: boolean;
+  /** The sender dropped the frames before this one (its host fell behind): conceal them. */
+  afterLoss: boolean;
+  app: boolean;
+  mic: boolean;
+  host: boolean;
+  channels: number;
+  codec: number;
+  sampleRate: number;
+  /** Counts frames sent, from 0, wrapping at 2^32: a hole is loss in transit. */
+  sequence: number;
+  /** 48 kHz sample index of the first sample. */
+  sampleClock: bigint;
+  /** CLOCK_MONOTONIC of the first sample at the sender, in ns. */
+  captureTimeNs: bigint;
+  frameSamples: number;
+  payloadLength: number;
+  mapping: ChannelMapping | null;
+  /** The Opus packet: a view into the bytes given to the parser. */
+  payload: Uint8Array;
+}
+
+/** Reads one AudioFrame; throws FrameFormatError as the C parser would fail. */
+export declare function parseAudioFrame(bytes: Uint8Array | ArrayBuffer): AudioFrame;
+
+/** What the player reports about 4 times a second. */
+export interface PlayerStats {
+  framesReceived: number;
+  framesPlayed: number;
+  /** Sequence numbers never received: lost in transit. */
+  framesLost: number;
+  /** Frames played concealed (a loss, a late frame, or a wait for one). */
+  framesConcealed: number;
+  /** Frames that came after their turn, or twice: dropped. */
+  framesLate: number;
+  /** Frames dropped to bring the delay down. */
+  framesDropped: number;
+  /** Silences of the sender's zero gate that ended (played as silence, not loss). */
+  gaps: number;
+  /** Arrival to play of the last frame played, ms. */
+  delayMs: number;
+  /** 99th percentile of that delay over the last 1024 frames, ms. */
+  delayP99Ms: number;
+  /** Audio waiting to play, ms. */
+  bufferedMs: number;
+  /** Playback speed against the sender's clock (drift and delay control), about 1. */
+  rate: number;
+  /** Peak sample of the output since the last report, 0 to 1. */
+  peak: number;
+  /** Messages that were not AudioFrames. */
+  framesInvalid: number;
+  /** Frames this browser cannot decode (a channel layout it lacks). */
+  framesUndecodable: number;
+  /** The last error's text, or null. */
+  lastError: string | null;
+  /** The AudioContext's own output and base latency, ms: add it to the delay for the total. */
+  outputLatencyMs: number;
+}
+
+export interface PlayerOptions {
+  /** Play in this context (48 kHz recommended) instead of a new one. */
+  context?: AudioContext;
+  /** Connect to this node instead of the context's destination. */
+  destination?: AudioNode;
+  /** Slack kept above zero in the jitter buffer, ms (default 6). */
+  marginMs?: number;
+  /** The delay's ceiling, ms (default 300). */
+  maxDelayMs?: number;
+  /** Delay of the first frame before any jitter is measured, ms (default 10). */
+  startDelayMs?: number;
+}
+
+/** Plays AudioFrames through WebCodecs and an AudioWorklet. */
+export declare class AudioFramePlayer {
+  static create(options?: PlayerOptions): Promise<AudioFramePlayer>;
+  readonly context: AudioContext;
+  readonly node: AudioWorkletNode;
+  /** Called with the stats about 4 times a second. */
+  onstats: ((stats: PlayerStats) => void) | null;
+  /** Whether the browser lets the context play yet (autoplay policy). */
+  readonly running: boolean;
+  /** Starts the context; call it from a user gesture where autoplay is not allowed. */
+  resume(): Promise<void>;
+  /** Takes one AudioFrame; throws FrameFormatError for bytes that are not one. */
+  push(bytes: Uint8Array | ArrayBuffer): void;
+  readonly stats: PlayerStats;
+  close(): Promise<void>;
+}
