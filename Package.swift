@@ -11,11 +11,14 @@ let package = Package(
         .library(name: "DeskAudio", targets: ["DeskAudio"]),
         /// Writes include/deskaudio.h from the C ABI layer's Swift sources.
         .executable(name: "deskaudio-header", targets: ["deskaudio-header"]),
-        /// The command-line tool: lists devices, records Ogg Opus files, shows levels.
+        /// The command-line tool: lists devices, records Ogg Opus files, shows levels, serves
+        /// the web player.
         .executable(name: "deskaudio", targets: ["DeskAudioCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // HTTP and WebSocket for `deskaudio serve --web`: the tool's only, never libdeskaudio.so's.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         // System libraries, found through pkg-config; apt names the Debian packages.
@@ -52,6 +55,9 @@ let package = Package(
             name: "DeskAudioCLI",
             dependencies: [
                 "DeskAudio", "DeskAudioC", "COgg", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
 

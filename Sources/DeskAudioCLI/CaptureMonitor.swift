@@ -53,6 +53,26 @@ struct CaptureMonitor {
         }
     }
 
+    /// Polls and shows `lines` (made from this monitor each time) until Ctrl-C, or until
+    /// `seconds` have passed.
+    mutating func show(until seconds: Double?, _ lines: (CaptureMonitor) -> [String]) {
+        var display = StatusDisplay()
+        while !InterruptSignal.wasRaised {
+            poll()
+            display.note(warnings)
+            display.show(lines(self), elapsedSeconds: elapsedSeconds)
+            if let seconds, elapsedSeconds >= seconds { break }
+        }
+    }
+
+    /// "app -6.0 dBFS  mic silent  gate open": each source's peak and the gate.
+    var sourcesAndGate: String {
+        var line = ""
+        if let app = stats.app { line += "app \(Self.decibels(app.peakDBFS))  " }
+        if let mic = stats.mic { line += "mic \(Self.decibels(mic.peakDBFS))  " }
+        return line + "gate \(gate.rawValue)"
+    }
+
     /// A level for people: "-12.3 dBFS", or "silent" at the floor.
     static func decibels(_ value: Float) -> String {
         value <= -120 ? "silent" : "\(Double((value * 10).rounded()) / 10) dBFS"

@@ -22,11 +22,12 @@ struct DeskAudioCommand: ParsableCommand {
               deskaudio record --only firefox f.opus  # one application only
               deskaudio send --to viewer.lan:5004     # stream to another machine...
               deskaudio receive --listen 5004         # ...which plays it
+              deskaudio serve --web 8080              # play it in a browser: http://127.0.0.1:8080/
             """,
         version: String(cString: deskaudio_version()!),
         subcommands: [
             DevicesCommand.self, AppsCommand.self, RecordCommand.self, MeterCommand.self, SendCommand.self,
-            ReceiveCommand.self, DoctorCommand.self,
+            ReceiveCommand.self, ServeCommand.self, DoctorCommand.self,
         ]
     )
 }

@@ -38,9 +38,7 @@ struct MeterCommand: ParsableCommand {
         }
         try capture.start(service)
         var monitor = CaptureMonitor(service: service)
-        var display = StatusDisplay()
-        while !InterruptSignal.wasRaised {
-            monitor.poll()
+        monitor.show(until: seconds) { monitor in
             var lines: [String] = []
             if let app = monitor.stats.app {
                 lines.append(meterLine("app", app.peakDBFS, app.rmsDBFS))
@@ -52,9 +50,7 @@ struct MeterCommand: ParsableCommand {
             lines.append(
                 "gate \(monitor.gate.rawValue)  sent \(monitor.stats.framesSent)  held \(monitor.stats.framesGated)"
                     + "  backend \(monitor.stats.backend?.rawValue ?? "-")")
-            display.note(monitor.warnings)
-            display.show(lines, elapsedSeconds: monitor.elapsedSeconds)
-            if let seconds, monitor.elapsedSeconds >= seconds { break }
+            return lines
         }
         try? service.enable(mic: false, app: false)
     }

@@ -41,16 +41,9 @@ struct SendCommand: ParsableCommand {
         service.setFrameHandler { frame in counts.add(frame.count, sent: socket.send(frame)) }
         try capture.start(service)
         var monitor = CaptureMonitor(service: service)
-        var display = StatusDisplay()
-        while !InterruptSignal.wasRaised {
-            monitor.poll()
-            var line = "sent \(counts.frames.load(ordering: .relaxed)) frames  \(counts.bytes.load(ordering: .relaxed)) bytes"
-            if let app = monitor.stats.app { line += "  app \(CaptureMonitor.decibels(app.peakDBFS))" }
-            if let mic = monitor.stats.mic { line += "  mic \(CaptureMonitor.decibels(mic.peakDBFS))" }
-            line += "  gate \(monitor.gate.rawValue)"
-            display.note(monitor.warnings)
-            display.show([line], elapsedSeconds: monitor.elapsedSeconds)
-            if let seconds, monitor.elapsedSeconds >= seconds { break }
+        monitor.show(until: seconds) { monitor in
+            ["sent \(counts.frames.load(ordering: .relaxed)) frames  \(counts.bytes.load(ordering: .relaxed)) bytes  "
+                + monitor.sourcesAndGate]
         }
         try? service.enable(mic: false, app: false)
         service.setFrameHandler(nil)

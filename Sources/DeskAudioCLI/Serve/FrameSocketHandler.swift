@@ -1,0 +1,76 @@
+import NIOCore
+import NIOWebSocket
+
+/// One browser's WebSocket on /frames: registers it with `WebClients` (which writes the
+/// frames), takes the text messages a player may send (`received N`: frames received in all,
+/// for flow control; anything else: its stats, kept and shown), answers pings and closes. A
+/// binary message from the browser is not something it should send: the socket is closed
+/// with 1003 (unacceptable data). Messages over the upgrader's size limit are closed by
+/// NIO with 1009.
+final class FrameSocketHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let clients: WebClients
+    private var id: Int?
+    private var closing = false
+
+    init(clients: WebClients) {
+        self.clients = clients
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        id = clients.add(context.channel)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if let id { clients.remove(id) }
+        id = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let id { clients.remove(id) }
+        id = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            var data = frame.unmaskedData
+            if frame.fin, let id, let text = data.readString(length: data.readableBytes) {
+                if text.hasPrefix("received "), let count = UInt64(text.dropFirst(9)) {
+                    clients.acknowledge(count, from: id)
+                } else {
+                    clients.report(text, from: id)
+                }
+            }
+        case .ping:
+            let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        case .connectionClose:
+            var data = frame.unmaskedData
+            let code = data.readSlice(length: 2) ?? ByteBuffer()
+            close(context: context, data: code)
+        case .binary:
+            var reason = ByteBuffer()
+            reason.write(webSocketErrorCode: .unacceptableData)
+            close(context: context, data: reason)
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+
+    private func close(context: ChannelHandlerContext, data: ByteBuffer) {
+        guard !closing else { return }
+        closing = true
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
+            .whenComplete { _ in channel.close(promise: nil) }
+    }
+}

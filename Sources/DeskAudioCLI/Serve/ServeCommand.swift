@@ -1,0 +1,79 @@
+import ArgumentParser
+import DeskAudio
+import Glibc
+
+/// `deskaudio serve --web PORT`: this machine's sound, played in any browser that opens the page.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Capture like `record` and serve the web player and the AudioFrames to browsers, until Ctrl-C or --seconds.",
+        discussion: """
+            Serves, on one port, the web player's page (http://ADDR:PORT/) and the frames over \
+            a WebSocket (ws://ADDR:PORT/frames, one AudioFrame per binary message). Every \
+            browser that opens the page hears the capture; a slow or stalled one has frames \
+            dropped (counted per client) and never holds up the others. No encryption and no \
+            authentication: it listens on 127.0.0.1 unless --bind says otherwise; put it behind \
+            an HTTPS proxy before exposing it. docs/web-player.md has the player's API.
+
+            Examples:
+              deskaudio serve --web 8080                    # open http://127.0.0.1:8080/
+              deskaudio serve --web 8080 --bind 0.0.0.0 --app --mic
+              deskaudio serve --web 8080 --only firefox
+            """
+    )
+
+    @Option(help: ArgumentHelp("Serve the web player and the frames on this TCP port (0: any free one).", valueName: "PORT"))
+    var web: Int
+
+    @Option(help: ArgumentHelp("The address to listen on (default: 127.0.0.1, this machine only).", valueName: "ADDR"))
+    var bind = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("Serve the player from this folder (default: the installed one).", valueName: "DIR"))
+    var webRoot: String?
+
+    @Option(help: ArgumentHelp("Browsers served at once at most; more get 503.", valueName: "N"))
+    var maxClients = 16
+
+    @OptionGroup var capture: CaptureOptions
+
+    @Option(help: ArgumentHelp("Stop after this many seconds (default: at Ctrl-C).", valueName: "N"))
+    var seconds: Double?
+
+    func validate() throws {
+        if !(0...65535).contains(web) { throw ValidationError("--web takes a port from 0 to 65535") }
+        if !(1...1024).contains(maxClients) { throw ValidationError("--max-clients takes 1 to 1024") }
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0") }
+    }
+
+    func run() throws {
+        InterruptSignal.install()
+        let assets = try WebAssets.load(from: webRoot)
+        let server = try WebServer(host: bind, port: web, assets: assets, maxClients: maxClients)
+        defer { server.stop() }
+        let clients = server.clients
+        let url = "\(server.address.ipAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? bind):\(server.address.port ?? web)"
+        print("serving http://\(url)/ (frames on ws://\(url)/frames), the player from \(assets.root)")
+        fflush(nil)  // the address line now, even into a pipe
+        let service = AudioService()
+        service.setFrameHandler { frame in clients.broadcast(frame) }
+        try capture.start(service)
+        var monitor = CaptureMonitor(service: service)
+        monitor.show(until: seconds) { monitor in
+            var line = "clients \(clients.connected.count)  " + monitor.sourcesAndGate
+            let dropped = clients.framesDroppedForAll
+            if dropped > 0 { line += "  dropped for all \(dropped)" }
+            return [line] + clients.connected.map(Self.describe)
+        }
+        try? service.enable(mic: false, app: false)
+        service.setFrameHandler(nil)
+        for client in clients.all { print(Self.describe(client)) }
+        if clients.framesDroppedForAll > 0 {
+            print("dropped for every client (the server fell behind): \(clients.framesDroppedForAll) frames")
+        }
+    }
+
+    private static func describe(_ client: WebClients.Client) -> String {
+        "client \(client.id) \(client.address): sent \(client.framesSent) dropped \(client.framesDropped)"
+            + (client.report.map { "  player \($0)" } ?? "")
+    }
+}

@@ -1,0 +1,134 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOWebSocket
+
+/// The browsers connected to `serve`, and the frames sent to each. Frames come from the
+/// library's delivery thread and are written on the server's event loop. A client that
+/// cannot keep up has frames dropped and counted, so it never holds up the others or the
+/// capture: when its socket cannot take more (write buffer above the high-water mark), or,
+/// for a client that acknowledges what it received (`received N`, as the demo page does
+/// 4 times a second), when more than `inFlightLimit` frames are unacknowledged (a stalled
+/// browser whose kernel buffers would otherwise swallow seconds of frames).
+final class WebClients: Sendable {
+    /// What one client has had, for the status lines and the summary.
+    struct Client: Sendable {
+        let id: Int
+        let address: String
+        let channel: Channel
+        var framesSent: UInt64 = 0
+        var framesDropped: UInt64 = 0
+        /// The last stats line the client's player reported (the demo page sends one a second).
+        var report: String?
+        /// Frames the client says it has received (`received N`), if it says so.
+        var acknowledged: UInt64?
+    }
+
+    /// Most clients at once; more are refused (503).
+    let limit: Int
+    private let eventLoop: EventLoop
+    private let state = NIOLockedValueBox(State())
+    // Frames handed to the event loop and not written yet: past `queueLimit` (the loop is
+    // stuck), frames are dropped for everybody and counted here.
+    private let queued = NIOLockedValueBox(0)
+    private static let queueLimit = 100
+    /// Unacknowledged frames a client may have: 0.6 s of 10 ms frames.
+    static let inFlightLimit: UInt64 = 60
+
+    private struct State {
+        var clients: [Int: Client] = [:]
+        var nextID = 1
+        var framesDroppedForAll: UInt64 = 0
+        var everConnected: [Client] = []
+    }
+
+    init(limit: Int, eventLoop: EventLoop) {
+        self.limit = limit
+        self.eventLoop = eventLoop
+    }
+
+    /// True while another client may connect.
+    var hasRoom: Bool { state.withLockedValue { $0.clients.count < limit } }
+
+    /// Clients connected now, by id.
+    var connected: [Client] { state.withLockedValue { $0.clients.values.sorted { $0.id < $1.id } } }
+
+    /// Every client there has been, as it was when it left (or is now).
+    var all: [Client] {
+        state.withLockedValue { state in
+            (state.everConnected + state.clients.values).sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Frames dropped for every client because the server's own loop fell behind.
+    var framesDroppedForAll: UInt64 { state.withLockedValue { $0.framesDroppedForAll } }
+
+    /// Adds a client whose WebSocket is open; its id.
+    func add(_ channel: Channel) -> Int {
+        let address = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
+        return state.withLockedValue { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.clients[id] = Client(id: id, address: address, channel: channel)
+            return id
+        }
+    }
+
+    /// Removes a client that closed or failed.
+    func remove(_ id: Int) {
+        state.withLockedValue { state in
+            if let client = state.clients.removeValue(forKey: id) { state.everConnected.append(client) }
+        }
+    }
+
+    /// Keeps the client's latest stats report (at most 1 KiB, printable ASCII only).
+    func report(_ text: String, from id: Int) {
+        let clean = String(String.UnicodeScalarView(text.unicodeScalars.prefix(1024).filter { $0.isASCII && $0.value >= 32 }))
+        state.withLockedValue { $0.clients[id]?.report = clean }
+    }
+
+    /// Records that client `id` has received `count` frames in all.
+    func acknowledge(_ count: UInt64, from id: Int) {
+        state.withLockedValue { $0.clients[id]?.acknowledged = count }
+    }
+
+    /// Sends one AudioFrame to every client (called on the library's delivery thread).
+    func broadcast(_ frame: UnsafeRawBufferPointer) {
+        let accepted = queued.withLockedValue { count in
+            guard count < Self.queueLimit else { return false }
+            count += 1
+            return true
+        }
+        guard accepted else {
+            state.withLockedValue { $0.framesDroppedForAll += 1 }
+            return
+        }
+        let buffer = ByteBuffer(bytes: frame)
+        eventLoop.execute {
+            self.queued.withLockedValue { $0 -= 1 }
+            self.write(buffer)
+        }
+    }
+
+    // On the event loop: one WebSocket binary message per frame to each client that can take it.
+    private func write(_ buffer: ByteBuffer) {
+        let channels = state.withLockedValue { state in
+            state.clients.values.map { client in
+                let inFlight = client.acknowledged.map { client.framesSent &- $0 } ?? 0
+                return (client.id, client.channel, inFlight <= Self.inFlightLimit)
+            }
+        }
+        for (id, channel, keepingUp) in channels {
+            let writable = keepingUp && channel.isWritable
+            if writable {
+                channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
+            }
+            state.withLockedValue { state in
+                if writable {
+                    state.clients[id]?.framesSent += 1
+                } else {
+                    state.clients[id]?.framesDropped += 1
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+// The page `deskaudio serve --web` serves: the frames from its WebSocket into the player, a
+// level meter and the player's stats. It reports the stats back over the socket once a
+// second (the server prints them: that is how its tests read the browser's side).
+import { AudioFramePlayer } from "./deskaudio-player.js";
+
+const status = document.getElementById("status");
+const listen = document.getElementById("listen");
+const level = document.getElementById("level");
+const table = document.getElementById("stats");
+
+const SHOWN = [
+  ["delay now (ms)", "delayMs"],
+  ["delay p99 (ms)", "delayP99Ms"],
+  ["output latency (ms)", "outputLatencyMs"],
+  ["buffered (ms)", "bufferedMs"],
+  ["frames played", "framesPlayed"],
+  ["lost", "framesLost"],
+  ["concealed", "framesConcealed"],
+  ["late", "framesLate"],
+  ["dropped", "framesDropped"],
+  ["gated silences", "gaps"],
+];
+
+if (!window.isSecureContext) {
+  // WebCodecs and AudioWorklet exist only on https:// or localhost.
+  status.textContent = "This page needs a secure origin to play: open it through https (a reverse proxy) "
+    + "or as http://localhost (ssh -L PORT:localhost:PORT this-host).";
+  throw new Error("not a secure context");
+}
+let player;
+try {
+  player = await AudioFramePlayer.create();
+} catch (error) {
+  status.textContent = `This browser cannot play the stream: ${error.message}`;
+  throw error;
+}
+if (!player.running) {
+  listen.hidden = false;
+  listen.onclick = async () => {
+    await player.resume();
+    listen.hidden = true;
+  };
+}
+
+player.onstats = (stats) => {
+  const dbfs = stats.peak > 0 ? 20 * Math.log10(stats.peak) : -Infinity;
+  level.style.width = `${Math.max(0, Math.min(100, ((dbfs + 60) / 60) * 100))}%`;
+  table.replaceChildren(
+    ...SHOWN.map(([label, key]) => {
+      const row = document.createElement("tr");
+      const value = stats[key];
+      row.innerHTML = `<td>${label}</td><td>${typeof value === "number" ? +value.toFixed(1) : "–"}</td>`;
+      return row;
+    }),
+  );
+};
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/frames`);
+  socket.binaryType = "arraybuffer";
+  let report = null;
+  let acknowledge = null;
+  let received = 0;
+  socket.onopen = () => {
+    status.textContent = player.running ? "Playing" : "Connected: press Listen";
+    // What arrived, 4 times a second: the server stops sending to a browser that falls behind.
+    acknowledge = setInterval(() => socket.send(`received ${received}`), 250);
+    report = setInterval(() => {
+      const stats = player.stats;
+      socket.send(JSON.stringify({ type: "stats", running: player.running, ...stats }));
+      if (player.running) status.textContent = "Playing";
+    }, 1000);
+  };
+  socket.onmessage = (event) => {
+    if (typeof event.data === "string") return;
+    received++;
+    try {
+      player.push(new Uint8Array(event.data));
+    } catch (error) {
+      console.warn(error.message);
+    }
+  };
+  socket.onclose = () => {
+    clearInterval(report);
+    clearInterval(acknowledge);
+    status.textContent = "Disconnected: reconnecting…";
+    setTimeout(connect, 1000);
+  };
+}
+connect();
