@@ -61,11 +61,12 @@ function connect() {
   socket.binaryType = "arraybuffer";
   let report = null;
   let acknowledge = null;
-  let received = 0;
+  let newest = null;
   socket.onopen = () => {
     status.textContent = player.running ? "Playing" : "Connected: press Listen";
-    // What arrived, 4 times a second: the server stops sending to a browser that falls behind.
-    acknowledge = setInterval(() => socket.send(`received ${received}`), 250);
+    // The newest frame that arrived, 4 times a second: the server stops sending to a browser
+    // that falls behind.
+    acknowledge = setInterval(() => newest !== null && socket.send(`received ${newest}`), 250);
     report = setInterval(() => {
       const stats = player.stats;
       socket.send(JSON.stringify({ type: "stats", running: player.running, ...stats }));
@@ -74,9 +75,9 @@ function connect() {
   };
   socket.onmessage = (event) => {
     if (typeof event.data === "string") return;
-    received++;
     try {
-      player.push(new Uint8Array(event.data));
+      const { sequence } = player.push(new Uint8Array(event.data));
+      if (newest === null || ((sequence - newest) >>> 0) < 0x80000000) newest = sequence;
     } catch (error) {
       console.warn(error.message);
     }

@@ -93,6 +93,8 @@ export interface PlayerStats {
 export interface PlayerOptions {
   /** Play in this context (48 kHz recommended) instead of a new one. */
   context?: AudioContext;
+  /** For a new context: its latencyHint ("interactive" by default). */
+  latencyHint?: AudioContextLatencyCategory | number;
   /** Connect to this node instead of the context's destination. */
   destination?: AudioNode;
   /** Slack kept above zero in the jitter buffer, ms (default 6). */
@@ -114,8 +116,8 @@ export declare class AudioFramePlayer {
   readonly running: boolean;
   /** Starts the context; call it from a user gesture where autoplay is not allowed. */
   resume(): Promise<void>;
-  /** Takes one AudioFrame; throws FrameFormatError for bytes that are not one. */
-  push(bytes: Uint8Array | ArrayBuffer): void;
+  /** Takes one AudioFrame and returns its fields; throws FrameFormatError for bytes that are not one. */
+  push(bytes: Uint8Array | ArrayBuffer): AudioFrame;
   readonly stats: PlayerStats;
   close(): Promise<void>;
 }

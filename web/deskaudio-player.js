@@ -13,7 +13,8 @@ const SQRT_HALF = Math.SQRT1_2;
 /** Plays AudioFrames. Create one with `AudioFramePlayer.create()`. */
 export class AudioFramePlayer {
   /**
-   * Makes the player: an AudioContext at 48 kHz (or `options.context`), the worklet module
+   * Makes the player: an AudioContext at 48 kHz (or `options.context`; `options.latencyHint`
+   * is passed to a new one, "interactive" by default), the worklet module
    * loaded from beside this file, and a decoder. `options.marginMs`, `maxDelayMs` and
    * `startDelayMs` tune the jitter buffer. The context may start suspended where the browser
    * wants a user gesture first: `resume()` from a click then.
@@ -22,7 +23,8 @@ export class AudioFramePlayer {
     if (typeof AudioDecoder === "undefined") {
       throw new Error("this browser has no WebCodecs AudioDecoder (Chrome 94+, Edge, Safari 16.4+ or Firefox 130+ needed)");
     }
-    const context = options.context ?? new AudioContext({ sampleRate: SAMPLE_RATE, latencyHint: "interactive" });
+    const context =
+      options.context ?? new AudioContext({ sampleRate: SAMPLE_RATE, latencyHint: options.latencyHint ?? "interactive" });
     await context.audioWorklet.addModule(new URL("./player-worklet.js", import.meta.url));
     const node = new AudioWorkletNode(context, "deskaudio-player", {
       numberOfInputs: 0,
@@ -68,8 +70,8 @@ export class AudioFramePlayer {
   }
 
   /**
-   * Takes one AudioFrame (Uint8Array or ArrayBuffer). Throws FrameFormatError for bytes that
-   * are not one; nothing already accepted is lost.
+   * Takes one AudioFrame (Uint8Array or ArrayBuffer); returns its parsed fields. Throws
+   * FrameFormatError for bytes that are not one; nothing already accepted is lost.
    */
   push(bytes) {
     let frame;
@@ -80,10 +82,11 @@ export class AudioFramePlayer {
       this.counts.lastError = error.message;
       throw error;
     }
-    if (!this.configureFor(frame)) return;
+    if (!this.configureFor(frame)) return frame;
     const timestamp = Number((frame.sampleClock * 1000000n) / BigInt(SAMPLE_RATE));
     this.pending.push({ sequence: frame.sequence, sampleClock: Number(frame.sampleClock), afterGap: frame.afterGap });
     this.decoder.decode(new EncodedAudioChunk({ type: "key", timestamp, data: frame.payload }));
+    return frame;
   }
 
   /** The jitter buffer's stats (see PlayoutStats in playout-buffer.js) and the player's own. */

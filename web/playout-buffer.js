@@ -24,7 +24,7 @@ const RING_SAMPLES = RATE; // 1 s of stereo samples
 const HISTORY = 1024; // samples of what played, for concealment
 const CROSSFADE = 48; // 1 ms
 const MAX_CONCEALED_RUN_MS = 100;
-const SLACK_WINDOW = 512; // frames whose slack the rate control looks at
+const SLACK_WINDOW = 256; // frames whose slack the rate control looks at
 const DELAY_WINDOW = 1024; // frames whose delay the p99 is taken over
 
 /** The counts and figures a viewer can show. */
@@ -284,8 +284,8 @@ export class PlayoutBuffer {
       for (let index = 0; index < count; index++) this.slacks[index] -= this.lastFrameMs || 10;
       return;
     }
-    this.integral = clamp(this.integral + excessMs * 2e-6, -0.002, 0.002);
-    this.stats.rate = 1 + clamp(excessMs * 1e-4 + this.integral, -0.003, 0.003);
+    this.integral = clamp(this.integral + excessMs * 5e-6, -0.002, 0.002);
+    this.stats.rate = 1 + clamp(excessMs * 3e-4 + this.integral, -0.003, 0.003);
   }
 
   delayP99() {

@@ -2,8 +2,8 @@ import NIOCore
 import NIOWebSocket
 
 /// One browser's WebSocket on /frames: registers it with `WebClients` (which writes the
-/// frames), takes the text messages a player may send (`received N`: frames received in all,
-/// for flow control; anything else: its stats, kept and shown), answers pings and closes. A
+/// frames), takes the text messages a player may send (`received SEQUENCE`: the newest frame
+/// it has, for flow control; anything else: its stats, kept and shown), answers pings and closes. A
 /// binary message from the browser is not something it should send: the socket is closed
 /// with 1003 (unacceptable data). Messages over the upgrader's size limit are closed by
 /// NIO with 1009.
@@ -40,8 +40,8 @@ final class FrameSocketHandler: ChannelInboundHandler {
         case .text:
             var data = frame.unmaskedData
             if frame.fin, let id, let text = data.readString(length: data.readableBytes) {
-                if text.hasPrefix("received "), let count = UInt64(text.dropFirst(9)) {
-                    clients.acknowledge(count, from: id)
+                if text.hasPrefix("received "), let sequence = UInt32(text.dropFirst(9)) {
+                    clients.acknowledge(sequence, from: id)
                 } else {
                     clients.report(text, from: id)
                 }

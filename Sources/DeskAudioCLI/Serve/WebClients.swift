@@ -6,9 +6,11 @@ import NIOWebSocket
 /// library's delivery thread and are written on the server's event loop. A client that
 /// cannot keep up has frames dropped and counted, so it never holds up the others or the
 /// capture: when its socket cannot take more (write buffer above the high-water mark), or,
-/// for a client that acknowledges what it received (`received N`, as the demo page does
-/// 4 times a second), when more than `inFlightLimit` frames are unacknowledged (a stalled
-/// browser whose kernel buffers would otherwise swallow seconds of frames).
+/// for a client that acknowledges what it received (`received SEQUENCE`: the newest frame's
+/// sequence number, as the demo page sends 4 times a second), when the frames sent since are
+/// more than `inFlightLimit` (a stalled browser whose kernel buffers would otherwise swallow
+/// seconds of frames). Sequence numbers, not counts: a frame lost on the way does not count
+/// against the client.
 final class WebClients: Sendable {
     /// What one client has had, for the status lines and the summary.
     struct Client: Sendable {
@@ -19,8 +21,10 @@ final class WebClients: Sendable {
         var framesDropped: UInt64 = 0
         /// The last stats line the client's player reported (the demo page sends one a second).
         var report: String?
-        /// Frames the client says it has received (`received N`), if it says so.
-        var acknowledged: UInt64?
+        /// The sequence number of the last frame written to the client.
+        var lastSent: UInt32?
+        /// The newest frame the client says it has received (`received SEQUENCE`), if it says so.
+        var acknowledged: UInt32?
     }
 
     /// Most clients at once; more are refused (503).
@@ -32,7 +36,7 @@ final class WebClients: Sendable {
     private let queued = NIOLockedValueBox(0)
     private static let queueLimit = 100
     /// Unacknowledged frames a client may have: 0.6 s of 10 ms frames.
-    static let inFlightLimit: UInt64 = 60
+    static let inFlightLimit: UInt32 = 60
 
     private struct State {
         var clients: [Int: Client] = [:]
@@ -86,9 +90,9 @@ final class WebClients: Sendable {
         state.withLockedValue { $0.clients[id]?.report = clean }
     }
 
-    /// Records that client `id` has received `count` frames in all.
-    func acknowledge(_ count: UInt64, from id: Int) {
-        state.withLockedValue { $0.clients[id]?.acknowledged = count }
+    /// Records that client `id` has received the frame with this sequence number.
+    func acknowledge(_ sequence: UInt32, from id: Int) {
+        state.withLockedValue { $0.clients[id]?.acknowledged = sequence }
     }
 
     /// Sends one AudioFrame to every client (called on the library's delivery thread).
@@ -103,17 +107,19 @@ final class WebClients: Sendable {
             return
         }
         let buffer = ByteBuffer(bytes: frame)
+        let sequence = frame.count >= 16 ? frame.loadUnaligned(fromByteOffset: 12, as: UInt32.self).littleEndian : 0
         eventLoop.execute {
             self.queued.withLockedValue { $0 -= 1 }
-            self.write(buffer)
+            self.write(buffer, sequence: sequence)
         }
     }
 
     // On the event loop: one WebSocket binary message per frame to each client that can take it.
-    private func write(_ buffer: ByteBuffer) {
+    private func write(_ buffer: ByteBuffer, sequence: UInt32) {
         let channels = state.withLockedValue { state in
             state.clients.values.map { client in
-                let inFlight = client.acknowledged.map { client.framesSent &- $0 } ?? 0
+                var inFlight: UInt32 = 0
+                if let acknowledged = client.acknowledged, let lastSent = client.lastSent { inFlight = lastSent &- acknowledged }
                 return (client.id, client.channel, inFlight <= Self.inFlightLimit)
             }
         }
@@ -125,6 +131,7 @@ final class WebClients: Sendable {
             state.withLockedValue { state in
                 if writable {
                     state.clients[id]?.framesSent += 1
+                    state.clients[id]?.lastSent = sequence
                 } else {
                     state.clients[id]?.framesDropped += 1
                 }
