@@ -1,0 +1,78 @@
+"""Signal analysis of the browser tests: 10 ms block levels, tone spans, frequency, burst
+onsets and sink-to-sink latency between two time-stamped recordings."""
+import numpy as np
+
+RATE = 48000
+BLOCK = 480  # 10 ms
+
+
+def burst_onsets(samples, start, threshold=0.05, quiet=2400):
+    """Sample indexes (from `start`) where a burst begins: above `threshold` after at least
+    `quiet` samples below it."""
+    loud = np.flatnonzero(np.abs(samples[start:]) > threshold) + start
+    if len(loud) == 0:
+        return []
+    onsets = [int(loud[0])]
+    gaps = np.diff(loud)
+    onsets += [int(index) for index, gap in zip(loud[1:], gaps) if gap > quiet]
+    return onsets
+
+
+def burst_class(samples, onset_index, classes=(1500, 2000, 2500, 3000)):
+    """Which of `classes` (Hz) the 10 ms burst starting at `onset_index` is."""
+    spectrum = np.abs(np.fft.rfft(samples[onset_index:onset_index + BLOCK] * np.hanning(BLOCK)))
+    peak_hz = np.argmax(spectrum) * RATE / BLOCK
+    return int(np.argmin([abs(peak_hz - hz) for hz in classes]))
+
+
+def sink_to_sink(host_samples, host_time, browser_samples, browser_time, host_from, browser_from):
+    """Latency of each burst from the host's sink to the browser's, ms, on CLOCK_MONOTONIC,
+    each matched to the first burst of its own frequency within 500 ms; and how many bursts
+    the browser did not play (lost on the way: the next of the same frequency is 600 ms on)."""
+    host = [(host_time(i), burst_class(host_samples, i)) for i in burst_onsets(host_samples, host_from)]
+    heard = [(browser_time(i), burst_class(browser_samples, i)) for i in burst_onsets(browser_samples, browser_from)]
+    latencies = []
+    for at, kind in host:
+        later = [t for t, heard_kind in heard if heard_kind == kind and 0 <= t - at <= 500e6]
+        if later:
+            latencies.append((later[0] - at) / 1e6)
+    return latencies, len(host) - len(latencies)
+
+
+def block_levels(samples):
+    """RMS of each 10 ms block, in dBFS."""
+    blocks = samples[: len(samples) // BLOCK * BLOCK].reshape(-1, BLOCK)
+    return 10 * np.log10(np.mean(blocks.astype(np.float64) ** 2, axis=1) + 1e-20)
+
+
+def spans(levels, threshold=-30.0):
+    """(first, last) block indexes of each run of blocks above `threshold`, merging holes of
+    up to 10 blocks (a dropout inside a tone is not the tone's end)."""
+    loud = np.flatnonzero(levels > threshold)
+    if len(loud) == 0:
+        return []
+    result = [[loud[0], loud[0]]]
+    for index in loud[1:]:
+        if index - result[-1][1] <= 10:
+            result[-1][1] = index
+        else:
+            result.append([index, index])
+    return [(int(first), int(last)) for first, last in result]
+
+
+def frequency(samples):
+    """The tone's frequency: median over 1 s windows of the interpolated FFT peak."""
+    estimates = []
+    window = np.hanning(RATE)
+    for start in range(0, len(samples) - RATE, RATE):
+        spectrum = np.abs(np.fft.rfft(samples[start:start + RATE] * window))
+        peak = int(np.argmax(spectrum[1:-1])) + 1
+        a, b, c = np.log(spectrum[peak - 1:peak + 2] + 1e-20)
+        estimates.append(peak + 0.5 * (a - c) / (a - 2 * b + c))
+    return float(np.median(estimates))
+
+
+def onset(samples, threshold=0.05):
+    """Index of the first sample above `threshold`, to the sample."""
+    loud = np.flatnonzero(np.abs(samples) > threshold)
+    return int(loud[0]) if len(loud) else None

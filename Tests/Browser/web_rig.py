@@ -1,0 +1,143 @@
+"""The processes of the browser tests and benchmarks: `deskaudio serve --web`, headless
+Chromium, the rigs' environments and what plays into the host's sink."""
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import numpy as np
+
+RATE = 48000
+
+
+def rig_environment(rig):
+    """The environment a client of the rig in folder `rig` needs (its env file)."""
+    environment = dict(os.environ)
+    for name in ("PIPEWIRE_REMOTE", "PULSE_SERVER"):
+        environment.pop(name, None)
+    with open(os.path.join(rig, "env")) as file:
+        for line in file:
+            match = re.match(r"export (\w+)='(.*)'", line.strip())
+            if match:
+                environment[match.group(1)] = match.group(2)
+    return environment
+
+
+class Serve:
+    """`deskaudio serve --web 0` on the host rig; keeps each client's latest status."""
+
+    CLIENT = re.compile(r"client (\d+) (\S+): sent (\d+) dropped (\d+)(?:  player (\{[^}]*\}))?")
+
+    def __init__(self, deskaudio, environment, seconds):
+        self.process = subprocess.Popen(
+            [deskaudio, "serve", "--web", "0", "--seconds", str(seconds)],
+            env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = self.process.stdout.readline()
+        match = re.search(r"http://(\S+)/ ", first)
+        if not match:
+            raise SystemExit(f"serve did not start: {first}{self.process.stderr.read()}")
+        self.address = match.group(1)
+        self.url = f"http://{self.address}/"
+        self.clients = {}
+        self.lock = threading.Lock()
+        self.log = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stderr:
+            self.log.append(line)
+            with self.lock:
+                for id, address, sent, dropped, player in self.CLIENT.findall(line):
+                    entry = {"address": address, "sent": int(sent), "dropped": int(dropped)}
+                    if player:
+                        entry["player"] = json.loads(player)
+                    self.clients[int(id)] = entry
+
+    def status(self):
+        with self.lock:
+            return json.loads(json.dumps(self.clients))
+
+    def wait_for_players(self, count, timeout=30):
+        """Waits until `count` clients report a running player; their ids."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            playing = [id for id, c in self.status().items() if c.get("player", {}).get("running")
+                       and c["player"].get("framesPlayed", 0) > 0]
+            if len(playing) >= count:
+                return playing
+            time.sleep(0.2)
+        raise SystemExit(f"{count} playing browsers expected; serve says {self.status()}\n" + "".join(self.log[-5:]))
+
+    def rss_kib(self):
+        with open(f"/proc/{self.process.pid}/status") as file:
+            return int(re.search(r"VmRSS:\s+(\d+)", file.read()).group(1))
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+class Browser:
+    """Headless Chromium playing the page into the browser rig's default sink."""
+
+    def __init__(self, url, environment, profile):
+        self.process = subprocess.Popen(
+            ["chromium", "--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
+             f"--user-data-dir={profile}", "--no-first-run", "--disable-background-timer-throttling",
+             "--disable-renderer-backgrounding", *os.environ.get("DESKAUDIO_CHROMIUM_FLAGS", "").split(), url],
+            env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def pause(self):
+        os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self):
+        os.killpg(self.process.pid, signal.SIGCONT)
+
+    def stop(self):
+        try:
+            os.killpg(self.process.pid, signal.SIGCONT)
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def tone(seconds, amplitude=0.5, hz=1000):
+    t = np.arange(int(seconds * RATE)) / RATE
+    return amplitude * np.sin(2 * np.pi * hz * t)
+
+
+def silence(seconds):
+    return np.zeros(int(seconds * RATE))
+
+
+BURST_HZ = (1500, 2000, 2500, 3000)
+
+
+def bursts(count, interval=0.15):
+    """`count` bursts of 10 ms at half scale, one every `interval` seconds; burst i at
+    BURST_HZ[i % 4], so a burst lost on the way is never taken for the next one."""
+    return np.concatenate([np.concatenate([tone(0.01, 0.5, BURST_HZ[index % 4]), silence(interval - 0.01)])
+                           for index in range(count)])
+
+
+def play(environment, path, *parts):
+    """Plays the concatenated `parts` (mono, ±1) to the default sink; returns the player."""
+    pcm = (np.concatenate(parts) * 32767).astype("<i2")
+    with open(path, "wb") as file:
+        stereo = np.repeat(pcm, 2).tobytes()
+        file.write(b"RIFF" + (36 + len(stereo)).to_bytes(4, "little") + b"WAVEfmt ")
+        file.write((16).to_bytes(4, "little") + (1).to_bytes(2, "little") + (2).to_bytes(2, "little"))
+        file.write(RATE.to_bytes(4, "little") + (RATE * 4).to_bytes(4, "little") + (4).to_bytes(2, "little"))
+        file.write((16).to_bytes(2, "little") + b"data" + len(stereo).to_bytes(4, "little") + stereo)
+    return subprocess.Popen(["paplay", "--latency-msec=20", path], env=environment)
