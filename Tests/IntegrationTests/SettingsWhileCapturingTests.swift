@@ -17,7 +17,9 @@ extension RealServerTests {
                 _ = deskaudio_set_bitrate(128_000)
             }
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
-            #expect(waitUntil(seconds: 3) { collector.count >= 10 })
+            // Without frames nothing below means anything: stop here (and never slice with a
+            // range turned upside down, which would crash the whole test run).
+            try #require(waitUntil(seconds: 3) { collector.count >= 10 }, "frames while capturing")
             let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 2.4)
             Thread.sleep(forTimeInterval: 0.8)
             let first = collector.count
@@ -29,14 +31,15 @@ extension RealServerTests {
             player.waitUntilExit()
             _ = enable_audio(false, false)
             let frames = try collector.parsed()
-            func meanPayload(_ range: Range<Int>) -> Double {
-                let slice = frames[range.clamped(to: 0..<frames.count)]
+            func meanPayload(from start: Int, to end: Int) -> Double {
+                let lower = min(max(start, 0), frames.count)
+                let slice = frames[lower..<min(max(end, lower), frames.count)]
                 return Double(slice.map { $0.payload.count }.reduce(0, +)) / Double(max(slice.count, 1))
             }
             // Skip 5 frames after each change: the frames in flight when the call returned.
-            let at128 = meanPayload((first - 30)..<first)
-            let at48 = meanPayload((first + 5)..<second)
-            let at24 = meanPayload((second + 5)..<(second + 60))
+            let at128 = meanPayload(from: first - 30, to: first)
+            let at48 = meanPayload(from: first + 5, to: second)
+            let at24 = meanPayload(from: second + 5, to: second + 60)
             #expect(abs(at128 - 160) < 30, "128 kbit/s is 160 bytes per 10 ms: \(at128)")
             #expect(abs(at48 - 60) < 12, "48 kbit/s is 60 bytes per 10 ms: \(at48)")
             #expect(abs(at24 - 30) < 8, "24 kbit/s is 30 bytes per 10 ms: \(at24)")
