@@ -50,6 +50,7 @@ export class AudioFramePlayer {
     this.decoder = null;
     this.format = "";
     this.pending = []; // the frames given to the decoder, in order: it outputs one AudioData each
+    this.unsupported = new Set(); // channel layouts the browser's decoder refused
     this.latest = {};
     this.counts = { framesInvalid: 0, framesUndecodable: 0, lastError: null };
     node.port.onmessage = (event) => {
@@ -109,13 +110,24 @@ export class AudioFramePlayer {
   configureFor(frame) {
     const format = frame.mapping ? `${frame.channels}:${frame.mapping.table.join(",")}` : `${frame.channels}`;
     if (format === this.format && this.decoder && this.decoder.state === "configured") return true;
+    if (this.unsupported.has(format)) {
+      this.counts.framesUndecodable++;
+      return false;
+    }
     if (this.decoder && this.decoder.state !== "closed") this.decoder.close();
     this.format = format;
     this.pending.length = 0;
     this.decoder = new AudioDecoder({
       output: (data) => this.decoded(data),
       error: (error) => {
-        this.counts.lastError = `decoder: ${error.message}`;
+        // A layout this browser cannot decode is not tried again; any other error (a bad
+        // packet) gets a new decoder with the next frame.
+        if (error.name === "NotSupportedError") {
+          this.unsupported.add(format);
+          this.counts.lastError = `${frame.channels} channels: not supported by this browser's decoder`;
+        } else {
+          this.counts.lastError = `decoder: ${error.message}`;
+        }
         this.format = "";
       },
     });
@@ -152,32 +164,36 @@ export class AudioFramePlayer {
   }
 }
 
-// Mono, stereo, or surround in Vorbis order (5.1: FL FC FR RL RR LFE; 7.1: FL FC FR SL SR RL
-// RR LFE) to interleaved stereo: L = FL + 0.707·FC + 0.707·RL (+ 0.707·SL), LFE left out.
+// Mono, stereo, or surround to interleaved stereo: L = FL + 0.707·FC + 0.707·RL (+ 0.707·SL),
+// LFE left out (the library's StereoDownmix). Chromium's Opus decoder hands surround over in
+// the order audio servers use, not Opus's Vorbis order (measured: a 5.1 stream's front pair
+// comes out in planes 0 and 1): FL FR FC LFE RL RR, then SL SR.
 function fold(planes, pcm) {
   const samples = pcm.length / 2;
   const [a, b] = planes;
+  const centre = planes.length >= 3 ? planes[2] : null;
+  const rearLeft = planes.length >= 6 ? planes[4] : null;
+  const rearRight = planes.length >= 6 ? planes[5] : null;
+  const sideLeft = planes.length >= 8 ? planes[6] : null;
+  const sideRight = planes.length >= 8 ? planes[7] : null;
   for (let index = 0; index < samples; index++) {
-    let left;
-    let right;
     if (planes.length === 1) {
-      left = right = a[index];
-    } else if (planes.length <= 2) {
-      left = a[index];
-      right = b[index];
-    } else {
-      const [fl, fc, fr] = planes;
-      left = fl[index] + SQRT_HALF * fc[index];
-      right = fr[index] + SQRT_HALF * fc[index];
-      if (planes.length >= 5) {
-        const rear = planes.length >= 8 ? 5 : 3;
-        left += SQRT_HALF * planes[rear][index];
-        right += SQRT_HALF * planes[rear + 1][index];
-        if (planes.length >= 8) {
-          left += SQRT_HALF * planes[3][index];
-          right += SQRT_HALF * planes[4][index];
-        }
-      }
+      pcm[index * 2] = pcm[index * 2 + 1] = a[index];
+      continue;
+    }
+    let left = a[index];
+    let right = b[index];
+    if (centre) {
+      left += SQRT_HALF * centre[index];
+      right += SQRT_HALF * centre[index];
+    }
+    if (rearLeft) {
+      left += SQRT_HALF * rearLeft[index];
+      right += SQRT_HALF * rearRight[index];
+    }
+    if (sideLeft) {
+      left += SQRT_HALF * sideLeft[index];
+      right += SQRT_HALF * sideRight[index];
     }
     pcm[index * 2] = left;
     pcm[index * 2 + 1] = right;

@@ -4,7 +4,6 @@ same capture (scripts/bench-serve runs it). A 1 kHz tone plus white noise (so th
 works) plays into the host rig's default sink throughout; rounds alternate the order; each
 process's own CPU (utime + stime from /proc) is taken over the same window of each run, after
 start-up. The browser's CPU is not counted: it is the viewer's, not the host's."""
-import argparse
 import os
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "Browser"))
-from web_rig import Browser, Serve, play, rig_environment, silence, tone  # noqa: E402
+from web_rig import Browser, Serve, play, rig_arguments, rig_environment, silence, tone  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -32,11 +31,7 @@ def measure(process, warmup, window):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--deskaudio", required=True)
-    parser.add_argument("--host-rig", required=True)
-    parser.add_argument("--browser-rig", required=True)
-    parser.add_argument("--work", required=True)
+    parser = rig_arguments(__doc__)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--rounds", type=int, default=3)
     arguments = parser.parse_args()

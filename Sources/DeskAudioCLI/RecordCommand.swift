@@ -35,9 +35,7 @@ struct RecordCommand: ParsableCommand {
             + "450000 7.1).", valueName: "B"))
     var bitrate: Int32?
 
-    @Option(help: ArgumentHelp(
-        "Channels: 1, 2 (the default), 6 (5.1), 8 (7.1), or sink for the layout of the sink recorded.",
-        valueName: "N"))
+    @Option(help: ChannelsArgument.help)
     var channels = "2"
 
     @Flag(help: ArgumentHelp(
@@ -67,13 +65,10 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// The channel choice --channels names.
-    private var channelChoice: ChannelChoice? {
-        if channels == "sink" { return .sinkLayout }
-        return Int(channels).flatMap(ChannelLayout.init(channels:)).map { .layout($0) }
-    }
+    private var channelChoice: ChannelChoice? { ChannelsArgument.choice(channels) }
 
     func validate() throws {
-        if channelChoice == nil { throw ValidationError("--channels must be 1, 2, 6, 8 or sink") }
+        if channelChoice == nil { throw ChannelsArgument.invalid }
         if frameDuration == nil { throw ValidationError("--frame-ms must be 2.5, 5, 10 or 20") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("--seconds must be more than 0 and at most 86400")

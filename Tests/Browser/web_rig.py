@@ -1,5 +1,6 @@
 """The processes of the browser tests and benchmarks: `deskaudio serve --web`, headless
 Chromium, the rigs' environments and what plays into the host's sink."""
+import argparse
 import json
 import os
 import re
@@ -11,6 +12,17 @@ import time
 import numpy as np
 
 RATE = 48000
+
+
+def rig_arguments(description):
+    """The options every driver of the two rigs takes (scripts/test-browser, scripts/bench-serve
+    pass them): the tool, both rigs' folders and a work folder."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--deskaudio", required=True)
+    parser.add_argument("--host-rig", required=True)
+    parser.add_argument("--browser-rig", required=True)
+    parser.add_argument("--work", required=True)
+    return parser
 
 
 def rig_environment(rig):
@@ -31,9 +43,9 @@ class Serve:
 
     CLIENT = re.compile(r"client (\d+) (\S+): sent (\d+) dropped (\d+)(?:  player (\{[^}]*\}))?")
 
-    def __init__(self, deskaudio, environment, seconds):
+    def __init__(self, deskaudio, environment, seconds, *options):
         self.process = subprocess.Popen(
-            [deskaudio, "serve", "--web", "0", "--seconds", str(seconds)],
+            [deskaudio, "serve", "--web", "0", "--seconds", str(seconds), *options],
             env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = self.process.stdout.readline()
         match = re.search(r"http://(\S+)/ ", first)

@@ -36,12 +36,16 @@ struct ServeCommand: ParsableCommand {
 
     @OptionGroup var capture: CaptureOptions
 
+    @Option(help: ChannelsArgument.help)
+    var channels = "2"
+
     @Option(help: ArgumentHelp("Stop after this many seconds (default: at Ctrl-C).", valueName: "N"))
     var seconds: Double?
 
     func validate() throws {
         if !(0...65535).contains(web) { throw ValidationError("--web takes a port from 0 to 65535") }
         if !(1...1024).contains(maxClients) { throw ValidationError("--max-clients takes 1 to 1024") }
+        if ChannelsArgument.choice(channels) == nil { throw ChannelsArgument.invalid }
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0") }
     }
 
@@ -55,6 +59,7 @@ struct ServeCommand: ParsableCommand {
         print("serving http://\(url)/ (frames on ws://\(url)/frames), the player from \(assets.root)")
         fflush(nil)  // the address line now, even into a pipe
         let service = AudioService()
+        service.setChannels(ChannelsArgument.choice(channels) ?? .layout(.stereo))
         service.setFrameHandler { frame in clients.broadcast(frame) }
         try capture.start(service)
         var monitor = CaptureMonitor(service: service)
