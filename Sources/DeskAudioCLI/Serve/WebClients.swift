@@ -1,3 +1,4 @@
+import DeskAudio
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
@@ -107,7 +108,7 @@ final class WebClients: Sendable {
             return
         }
         let buffer = ByteBuffer(bytes: frame)
-        let sequence = frame.count >= 16 ? frame.loadUnaligned(fromByteOffset: 12, as: UInt32.self).littleEndian : 0
+        let sequence = (try? AudioFrameParser.parse(frame))?.header.sequence ?? 0
         eventLoop.execute {
             self.queued.withLockedValue { $0 -= 1 }
             self.write(buffer, sequence: sequence)
@@ -123,13 +124,16 @@ final class WebClients: Sendable {
                 return (client.id, client.channel, inFlight <= Self.inFlightLimit)
             }
         }
-        for (id, channel, keepingUp) in channels {
+        let outcomes = channels.map { id, channel, keepingUp in
             let writable = keepingUp && channel.isWritable
             if writable {
                 channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
             }
-            state.withLockedValue { state in
-                if writable {
+            return (id, writable)
+        }
+        state.withLockedValue { state in
+            for (id, written) in outcomes {
+                if written {
                     state.clients[id]?.framesSent += 1
                     state.clients[id]?.lastSent = sequence
                 } else {
