@@ -52,6 +52,44 @@ public func deskaudio_get_stats(_ stats: UnsafeMutablePointer<deskaudio_stats>?)
     deskaudio_capture_get_stats(defaultHandle, stats)
 }
 
+/// Fills `*clock` with where `capture`'s sample clock stands on CLOCK_MONOTONIC after its
+/// last chunk of audio: the AudioFrames' sample_clock mapped to the time its sample sounded,
+/// by the audio server's clock (docs/capture.md, "Capture times"). A host places any sample,
+/// and so any frame, on its video timeline with it. Any thread, as often as wanted.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - clock: where the mapping goes (not NULL).
+/// - Returns: DESKAUDIO_OK; DESKAUDIO_ERROR_STREAM when no audio has been framed yet (nothing
+///   captured or pushed since the capture was created); DESKAUDIO_ERROR_INVALID_ARGUMENT.
+@_cdecl("deskaudio_capture_get_clock")
+public func deskaudio_capture_get_clock(
+    _ capture: deskaudio_capture?, _ clock: UnsafeMutablePointer<deskaudio_clock>?
+) -> Int32 {
+    withCapture(capture) { service in
+        guard let clock else { return invalidArgument("clock is NULL") }
+        return status { () throws(DeskAudioError) in
+            guard let mapping = service.clock() else {
+                throw .streamFailed("no audio has been framed yet: the clock starts with the first chunk")
+            }
+            let source: UInt32
+            switch mapping.origin {
+            case .serverClock(let flags): source = UInt32(flags.rawValue)
+            case .arrival: source = 0
+            }
+            clock.pointee = deskaudio_clock(
+                sample_clock: mapping.sampleClock, time_ns: mapping.timeNs,
+                nanoseconds_per_sample: mapping.nanosecondsPerSample, rate_error_ppm: mapping.rateErrorPPM,
+                jitter_ns: mapping.jitterNs, relocks: UInt32(clamping: mapping.relocks), source: source)
+        }
+    }
+}
+
+/// deskaudio_capture_get_clock() of the default capture.
+@_cdecl("deskaudio_get_clock")
+public func deskaudio_get_clock(_ clock: UnsafeMutablePointer<deskaudio_clock>?) -> Int32 {
+    deskaudio_capture_get_clock(defaultHandle, clock)
+}
+
 private func backendKind(_ backend: AudioBackend?) -> deskaudio_backend_kind {
     switch backend {
     case .pipewire: .DESKAUDIO_BACKEND_PIPEWIRE

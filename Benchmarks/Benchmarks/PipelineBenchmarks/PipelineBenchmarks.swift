@@ -134,14 +134,18 @@ struct SignalCursor {
     }
 }
 
-/// The capture side as the library runs it: each source's server thread meters its buffer
-/// and writes it into the source's ring, the worker lists the rings (MixerInputs, as the
-/// capture's slots do), pulls them through the mixer and the pipeline, the frame is handed on.
+/// The capture side as the library runs it: each source's server thread meters its buffer,
+/// reports its server time to the source's clock loop (ClockEstimator) and writes it into the
+/// source's ring, the worker lists the rings (MixerInputs, as the capture's slots do), pulls
+/// them through the mixer, stamps the chunk from the first source's clock line and runs it
+/// through the pipeline, the frame is handed on.
 /// Each of N sources carries the test signal at 1/N, so the mix the encoder gets is the test
 /// signal itself and the comparison with libopus alone measures the mixing, not a louder input.
 final class PipelineFixture {
     private let rings: [SampleRing]
     private let levels: [LevelMeter]
+    private var clocks: [ClockEstimator]
+    private var serverTimeNs: UInt64 = 1_000_000_000
     private let inputs = MixerInputs()
     private let mixer = SourceMixer()
     private let pipeline: FramePipeline
@@ -158,6 +162,7 @@ final class PipelineFixture {
         signal = SignalCursor(over: testSignal.map { $0 / Float(sources) })
         rings = (0..<sources).map { _ in SampleRing(minimumFloats: 48_000) }
         levels = (0..<sources).map { _ in LevelMeter() }
+        clocks = (0..<sources).map { _ in ClockEstimator() }
         // Half a frame first, so every later buffer straddles two frames.
         write(floats: duration.floats / 2)
         captureAndSend()
@@ -169,18 +174,24 @@ final class PipelineFixture {
         inputs.removeAll()
         for (slot, ring) in rings.enumerated() { inputs.append(ring, flags: slot == 1 ? .mic : .app, slot: slot) }
         let (floats, sources) = mixer.pull(inputs, into: scratch)
+        let line = clocks[0].line!
+        let endNs = line.timeNs(ofPosition: Int64(rings[0].readFloats / AudioFormat.channels))
         pipeline.process(
-            UnsafeBufferPointer(rebasing: scratch[0..<floats]), sources: sources, endTimeNs: 0
+            UnsafeBufferPointer(rebasing: scratch[0..<floats]), sources: sources, endTimeNs: UInt64(endNs),
+            nanosecondsPerSample: line.nanosecondsPerSample
         ) { frame in bytesSent &+= frame.count }
     }
 
     private func write(floats: Int) {
         signal.next(floats) { chunk in
-            for (ring, level) in zip(rings, levels) {
-                level.measure(chunk)
-                _ = ring.write(chunk)
+            for index in rings.indices {
+                levels[index].measure(chunk)
+                clocks[index].report(
+                    position: Int64(rings[index].writtenFloats / AudioFormat.channels), timeNs: serverTimeNs)
+                _ = rings[index].write(chunk)
             }
         }
+        serverTimeNs += MonotonicClock.nanoseconds(ofSamples: UInt64(floats / AudioFormat.channels))
     }
 }
 

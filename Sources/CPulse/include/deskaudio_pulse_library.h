@@ -47,6 +47,7 @@
     X(pa_stream_get_index) \
     X(pa_stream_get_latency) \
     X(pa_stream_get_state) \
+    X(pa_stream_get_timing_info) \
     X(pa_stream_new) \
     X(pa_stream_peek) \
     X(pa_stream_readable_size) \

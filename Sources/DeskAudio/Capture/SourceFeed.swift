@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Where one capture stream puts its audio: the ring the library's worker reads, the
-/// source's level meter, the latency the server reports for the stream, and the notices
-/// about it. Written by the stream's (server) thread only; read from any thread.
+/// source's level meter, when its samples sounded, the latency the server reports for the
+/// stream, and the notices about it. Written by the stream's (server) thread only; read from any thread.
 final class SourceFeed: @unchecked Sendable {
     /// What the source is, for messages: "app audio" or "the microphone". Set with
     /// `restart` while no stream writes.
@@ -20,6 +20,8 @@ final class SourceFeed: @unchecked Sendable {
     let level = LevelMeter()
     /// The level of each application stream it records, when its selection measures them.
     let appLevels = AppLevels()
+    /// When the ring's samples sounded, by the server's clock (for frames' capture times).
+    let clock = StreamClock()
     private let serverLatency = Atomic<Int64>(-1)
     private let capturing = Atomic<Bool>(false)
     private let writes = Atomic<UInt64>(0)
@@ -59,6 +61,14 @@ final class SourceFeed: @unchecked Sendable {
         writes.add(1, ordering: .relaxed)
     }
 
+    /// Server thread: as `write(_:)`, for samples whose first sounded at `firstSampleTimeNs`
+    /// (CLOCK_MONOTONIC, by the server's clock: played into the sink for app audio,
+    /// captured by the device for a microphone).
+    func write(_ samples: UnsafeBufferPointer<Float>, firstSampleTimeNs: UInt64) {
+        clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs)
+        write(samples)
+    }
+
     /// How many times the stream has written, since creation: a count that stops moving is
     /// a stream no longer fed.
     var writeCount: UInt64 { writes.load(ordering: .relaxed) }
@@ -82,6 +92,7 @@ final class SourceFeed: @unchecked Sendable {
         ring.setChannels(channels, minimumFloats: AudioFormat.sampleRate / 2 * channels)
         level.reset()
         appLevels.removeAll()
+        clock.reset()
         serverLatency.store(-1, ordering: .relaxed)
     }
 }

@@ -59,22 +59,31 @@ public final class FramePipeline {
 
     deinit { output.deallocate() }
 
-    /// Feeds interleaved floats (of the encoder's layout) from `sources` whose last sample was captured at
-    /// `endTimeNs` (CLOCK_MONOTONIC). `deliver` gets each AudioFrame (header + Opus
-    /// packet), valid only during the call, in order. A frame's flags name every source
-    /// that contributed to it.
+    /// Feeds interleaved floats (of the encoder's layout) from `sources`; the sample after
+    /// the last one sounds at `endTimeNs` (CLOCK_MONOTONIC), and each lasts
+    /// `nanosecondsPerSample` (nominal unless the server's clock says otherwise). `deliver`
+    /// gets each AudioFrame (header + Opus packet), valid only during the call, in order. A
+    /// frame's flags name every source that contributed to it.
     public func process(
         _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = .app, endTimeNs: UInt64,
+        nanosecondsPerSample: Double = FramePipeline.nominalNanosecondsPerSample,
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         samplesIn += UInt64(chunk.count / encoder.layout.channels)
-        let chunkEndSample = samplesIn
+        let chunkEnd = (sample: samplesIn, timeNs: endTimeNs, nanosecondsPerSample: nanosecondsPerSample)
         frameSources.formUnion(sources)
         framer.append(chunk) { frame in
-            handle(frame, chunkEndSample: chunkEndSample, endTimeNs: endTimeNs, deliver: deliver)
+            handle(frame, chunkEnd: chunkEnd, deliver: deliver)
             frameSources = sources
         }
     }
+
+    /// Nanoseconds one sample lasts at 48 kHz.
+    public static let nominalNanosecondsPerSample = 1e9 / Double(AudioFormat.sampleRate)
+
+    /// The sample clock of the sample after everything processed so far (the next frame's
+    /// sample clock once the framer's partial frame is complete).
+    public var samplesProcessed: UInt64 { samplesIn }
 
     /// Cuts frames of `duration` from the next frame boundary on (the frame being filled
     /// keeps its length). The sample clock, sequence and gate run on across the change.
@@ -99,7 +108,7 @@ public final class FramePipeline {
     }
 
     private func handle(
-        _ frame: UnsafeBufferPointer<Float>, chunkEndSample: UInt64, endTimeNs: UInt64,
+        _ frame: UnsafeBufferPointer<Float>, chunkEnd: (sample: UInt64, timeNs: UInt64, nanosecondsPerSample: Double),
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         let frameClock = sampleClock
@@ -131,8 +140,8 @@ public final class FramePipeline {
             markNextAfterGap = true
             return
         }
-        let samplesAfterStart = chunkEndSample - min(chunkEndSample, frameClock)
-        let captureTime = endTimeNs &- MonotonicClock.nanoseconds(ofSamples: samplesAfterStart)
+        let samplesAfterStart = chunkEnd.sample - min(chunkEnd.sample, frameClock)
+        let captureTime = chunkEnd.timeNs &- UInt64(Double(samplesAfterStart) * chunkEnd.nanosecondsPerSample)
         let header = AudioFrameHeader(
             flags: flags, channels: UInt8(encoder.layout.channels),
             codec: mapping == nil ? AudioFrameHeader.codecOpus : AudioFrameHeader.codecOpusMultistream,

@@ -264,6 +264,13 @@ public final class AudioService: @unchecked Sendable {
         return stats
     }
 
+    /// Where the capture's sample clock stands on CLOCK_MONOTONIC after the last chunk of
+    /// audio: AudioFrames' `sample_clock` mapped to when its sample sounded (docs/capture.md,
+    /// "Capture times"). Nil before the first chunk. Any thread, as often as wanted.
+    public func clock() -> CaptureClock? {
+        parts.statsBoard.clock
+    }
+
     private func level(of feed: SourceFeed) -> CaptureStats.SourceLevel {
         CaptureStats.SourceLevel(
             peakDBFS: LevelMeter.dBFS(feed.level.peak), rmsDBFS: LevelMeter.dBFS(feed.level.rms),

@@ -18,6 +18,8 @@ final class CaptureWorker: @unchecked Sendable {
     /// Set when a source was reopened after a failure: the next audio follows a gap.
     let gapPending = Atomic<Bool>(false)
     private var lastChunkEndNs: UInt64?
+    // The last chunk stamped by a server clock, for chunks that cannot be (see chunkEnd).
+    private var lastServerClock: CaptureClock?
     private let thread: StoppableThread
     private let chunk: UnsafeMutableBufferPointer<Float>
 
@@ -44,6 +46,7 @@ final class CaptureWorker: @unchecked Sendable {
     func start() throws(DeskAudioError) {
         mixer.channels = pipeline.channels
         mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
+        lastServerClock = nil
         try delivery.start()
         do throws(DeskAudioError) {
             try thread.start(named: "deskaudio-work") { [self] in run() }
@@ -91,11 +94,14 @@ final class CaptureWorker: @unchecked Sendable {
                 let outage = lastChunkEndNs.map { MonotonicClock.nowNs() &- $0 } ?? 0
                 pipeline.markDiscontinuity(
                     skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
+                lastServerClock = nil
                 mixer.forgetLateAudio()
             }
             slots.list(into: inputs)
             // Whole samples of the pipeline's channels, so every chunk starts on one.
             let chunk = UnsafeMutableBufferPointer(rebasing: self.chunk[0..<(self.chunk.count - self.chunk.count % mixer.channels)])
+            let timing = timingInput()
+            let timingReadBefore = timing.map { inputs.ring($0).readFloats } ?? 0
             var (count, sources) = mixer.pull(inputs, into: chunk)
             if inputs.count == 0 {
                 // No capture: the host's PCM alone, as fast as it comes.
@@ -109,19 +115,61 @@ final class CaptureWorker: @unchecked Sendable {
             guard count > 0 else { return progressed }
             progressed = true
             settings.apply(to: pipeline)
-            // Audio still waiting in the rings was captured after this chunk ended.
-            let waiting = inputs.mostFloatsWaiting
-            let laterNs = MonotonicClock.nanoseconds(ofSamples: UInt64(waiting / mixer.channels))
-            let chunkEndNs = MonotonicClock.nowNs() &- laterNs
-            lastChunkEndNs = chunkEndNs
+            let end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
+            lastChunkEndNs = end.timeNs
+            let endSample = pipeline.samplesProcessed + UInt64(count / pipeline.channels)
             pipeline.process(
-                UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: chunkEndNs
+                UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
+                nanosecondsPerSample: end.nanosecondsPerSample
             ) { frame in
                 delivery.queue.push(frame)
             }
             stats.publish(pipeline.counters, mixer: mixer)
+            let clock = CaptureClock(
+                sampleClock: endSample, timeNs: end.timeNs,
+                nanosecondsPerSample: end.nanosecondsPerSample, rateErrorPPM: end.reading?.rateErrorPPM ?? 0,
+                jitterNs: end.reading?.jitterNs ?? 0, relocks: end.reading?.relocks ?? 0,
+                origin: end.reading == nil ? .arrival : .serverClock(inputs.flags(timing ?? 0)))
+            if end.reading != nil { lastServerClock = clock }
+            stats.publishClock(end.reading != nil ? clock : (lastServerClock ?? clock))
         }
         return progressed
     }
 
+    // The input whose clock stamps frames: app audio when it is captured, else the first
+    // source; nil when only the host's PCM plays.
+    private func timingInput() -> Int? {
+        guard inputs.count > 0 else { return nil }
+        for index in 0..<inputs.count where inputs.flags(index).contains(.app) { return index }
+        return 0
+    }
+
+    // When the sample after a chunk of `floats` sounds, and how long a sample lasts: by the
+    // timing source's server clock when the whole chunk is that source's audio (it was not
+    // filled with silence for it) and its server has reported; otherwise along the last such
+    // mapping; before any, estimated from now, less the audio still waiting in the rings
+    // (captured after this chunk ended).
+    private func chunkEnd(
+        timing: Int?, readBefore: Int, floats: Int
+    ) -> (timeNs: UInt64, nanosecondsPerSample: Double, reading: StreamClock.Reading?) {
+        if let timing {
+            let ring = inputs.ring(timing)
+            let readAfter = ring.readFloats
+            if readAfter - readBefore == floats,
+                let reading = slots.clock(ofSlot: inputs.slot(timing)).takeUnretainedValue().reading
+            {
+                let endNs = reading.line.timeNs(ofPosition: Int64(readAfter / ring.channels))
+                if endNs > 0 { return (UInt64(endNs), reading.line.nanosecondsPerSample, reading) }
+            }
+        }
+        // A chunk the server clock cannot place (the mix filled it with silence for the
+        // timed source) goes on along the last mapping, so that capture times never jump.
+        if let last = lastServerClock {
+            let end = pipeline.samplesProcessed + UInt64(floats / pipeline.channels)
+            return (last.timeNs(ofSampleClock: end), last.nanosecondsPerSample, nil)
+        }
+        let waiting = inputs.mostFloatsWaiting
+        let laterNs = MonotonicClock.nanoseconds(ofSamples: UInt64(waiting / mixer.channels))
+        return (MonotonicClock.nowNs() &- laterNs, FramePipeline.nominalNanosecondsPerSample, nil)
+    }
 }

@@ -8,18 +8,29 @@ import Synchronization
 final class SourceSlots: @unchecked Sendable {
     /// One feed per slot.
     let feeds: [SourceFeed]
-    // The feeds' rings, unretained (the feeds keep them), for the worker.
+    // The feeds' rings and clocks, unretained (the feeds keep them), for the worker.
     private let rings: UnsafeMutablePointer<Unmanaged<SampleRing>>
+    private let clocks: UnsafeMutablePointer<Unmanaged<StreamClock>>
     private let active = Atomic<UInt32>(0)
 
     /// `MixerInputs.capacity` idle slots whose feeds post to `notices`.
     init(notices: NoticeBoard) {
         feeds = (0..<MixerInputs.capacity).map { _ in SourceFeed(name: "", notices: notices) }
         rings = .allocate(capacity: feeds.count)
-        for (slot, feed) in feeds.enumerated() { rings[slot] = Unmanaged.passUnretained(feed.ring) }
+        clocks = .allocate(capacity: feeds.count)
+        for (slot, feed) in feeds.enumerated() {
+            rings[slot] = Unmanaged.passUnretained(feed.ring)
+            clocks[slot] = Unmanaged.passUnretained(feed.clock)
+        }
     }
 
-    deinit { rings.deallocate() }
+    deinit {
+        rings.deallocate()
+        clocks.deallocate()
+    }
+
+    /// Worker: the clock of slot `slot`'s stream (no reference count touched).
+    func clock(ofSlot slot: Int) -> Unmanaged<StreamClock> { clocks[slot] }
 
     /// The worker mixes slot `slot` from now on.
     func activate(_ slot: Int) { active.bitwiseOr(1 << UInt32(slot), ordering: .releasing) }

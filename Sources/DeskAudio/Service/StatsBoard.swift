@@ -1,8 +1,9 @@
 import Synchronization
 
-/// The worker's running counts and the delivery thread's latency, published for readers on
-/// other threads. Each value has one writer; every access is a relaxed atomic, so no
-/// writer ever waits for a reader.
+/// The worker's running counts and sample clock and the delivery thread's latency, published
+/// for readers on other threads. Each value has one writer; every count is a relaxed atomic,
+/// so no writer ever waits for a reader; the clock, several values read together, is a
+/// locked copy.
 final class StatsBoard: Sendable {
     private let framesCaptured = Atomic<UInt64>(0)
     private let framesSent = Atomic<UInt64>(0)
@@ -13,6 +14,7 @@ final class StatsBoard: Sendable {
     private let silenceFilledSamples = Atomic<UInt64>(0)
     private let latencyMeanNs = Atomic<UInt64>(0)
     private let latencyMaxNs = Atomic<UInt64>(0)
+    private let sampleClock = LockedValue<CaptureClock?>(nil)
 
     /// Worker: the pipeline's and the mixer's counts so far.
     func publish(_ counters: FramePipeline.Counters, mixer: SourceMixer) {
@@ -24,6 +26,15 @@ final class StatsBoard: Sendable {
         lateDroppedSamples.store(mixer.lateDroppedSamples, ordering: .relaxed)
         silenceFilledSamples.store(mixer.silenceFilledSamples, ordering: .relaxed)
     }
+
+    /// Worker: where the sample clock stands after the last chunk (a short lock: the
+    /// worker is no server thread, and a reader holds it only to copy).
+    func publishClock(_ clock: CaptureClock) {
+        sampleClock.withLock { $0 = clock }
+    }
+
+    /// Where the sample clock stood after the worker's last chunk; nil before one.
+    var clock: CaptureClock? { sampleClock.withLock { $0 } }
 
     /// Delivery thread: the callback latency over the last window of frames.
     func publishLatency(meanNs: UInt64, maxNs: UInt64) {

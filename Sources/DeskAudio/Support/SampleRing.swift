@@ -48,6 +48,12 @@ public final class SampleRing: @unchecked Sendable {
     /// Floats that fit now (writer's view: it can only grow until the writer writes).
     public var freeFloats: Int { limitFloats.load(ordering: .relaxed) - availableFloats }
 
+    /// Floats written since creation (producer side: the position of the next write).
+    public var writtenFloats: Int { writeIndex.load(ordering: .relaxed) }
+
+    /// Floats read or discarded since creation (consumer side: the position of the next read).
+    public var readFloats: Int { readIndex.load(ordering: .relaxed) }
+
     /// Floats dropped because the ring was full, since creation.
     public var droppedFloats: Int { dropped.load(ordering: .relaxed) }
 

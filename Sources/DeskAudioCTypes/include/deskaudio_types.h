@@ -15,7 +15,11 @@
 typedef struct deskaudio_frame_info {
     /** 48 kHz sample index of the frame's first sample; it runs on through gated silence. */
     uint64_t sample_clock;
-    /** CLOCK_MONOTONIC time (ns), on the sender, at which the first sample was captured. */
+    /**
+     * CLOCK_MONOTONIC time (ns), on the sender, at which the first sample was played into
+     * the sink (app audio) or captured by the device (the microphone), by the audio
+     * server's clock (docs/wire-format.md).
+     */
     uint64_t capture_time_ns;
     /** The Opus packet: points into the bytes that were parsed, valid as long as they are. */
     const uint8_t *payload;
@@ -156,6 +160,37 @@ typedef struct deskaudio_stats {
      */
     uint64_t frames_dropped_slow_callback;
 } deskaudio_stats;
+
+/* GROUP 2 */
+/**
+ * Where a capture's sample clock stands on CLOCK_MONOTONIC (deskaudio_get_clock()): the
+ * AudioFrames' sample_clock mapped to the time its sample sounded, as the last chunk of
+ * audio placed it. Sample `s` sounded at
+ * time_ns + (s - sample_clock) * nanoseconds_per_sample.
+ */
+typedef struct deskaudio_clock {
+    /** A sample clock value, as AudioFrames count samples. */
+    uint64_t sample_clock;
+    /** CLOCK_MONOTONIC time (ns) at which that sample was played into the sink (app audio)
+     * or captured by the device (the microphone). */
+    uint64_t time_ns;
+    /** Nanoseconds one sample lasts on CLOCK_MONOTONIC (20833.3 at 48 kHz when the sound
+     * card's clock and the system's agree). */
+    double nanoseconds_per_sample;
+    /** The sound card's rate against CLOCK_MONOTONIC, parts per million (positive: its
+     * samples last longer). */
+    double rate_error_ppm;
+    /** Root mean square of the server's timing reports' distance from the mapping, ns: how
+     * far one report strays (the mapping, smoothed over many, strays less). */
+    double jitter_ns;
+    /** Times the mapping started again from a report far off it (a stall, a skip, a
+     * restart). */
+    uint32_t relocks;
+    /** The source whose server clock this is: DESKAUDIO_FRAME_APP or DESKAUDIO_FRAME_MIC;
+     * 0 when estimated from when the audio reached the library (no server clock yet, or
+     * only the host's own PCM). */
+    uint32_t source;
+} deskaudio_clock;
 /* END PUBLIC TYPES */
 
 #endif

@@ -26,6 +26,9 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private var running = false
     private var periodSamples = FrameDuration.ms10.samples
     private var layout = ChannelLayout.stereo
+    // True for app audio: the stream reads a sink's monitor, which carries a graph cycle's
+    // audio in the next cycle. Set before the stream starts.
+    private var readsAMonitor = false
 
     /// True once the stream errored or was disconnected after it had started.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -60,6 +63,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         throws(DeskAudioError)
     {
         precondition(connection == nil && hostMute == nil, "start called twice")
+        readsAMonitor = target.recordsASink
         periodSamples = options.periodSamples
         layout = options.layout
         // The mute starts first, with no lock of this connection held: its start waits for
@@ -282,19 +286,33 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         connection?.signal()
     }
 
-    // PipeWire's data thread: copy out, wake the worker, give the buffer back.
+    // PipeWire's data thread: copy out with the graph clock's time of the buffer's first
+    // sample, wake the worker, give the buffer back.
     private func processBuffer() {
-        guard let stream, PipeWireStereoInput.read(stream, { feed.write($0) }) else { return }
-        reportLatency(stream)
-        wake.signal(ringHolding: feed.ring.availableFloats)
-    }
-
-    // PipeWire's data thread: the graph's delay from the device to this stream.
-    private func reportLatency(_ stream: OpaquePointer) {
+        guard let stream else { return }
         var time = pw_time()
-        guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0
+        guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0,
+            time.now > 0
+        else {
+            if PipeWireStereoInput.read(stream, { feed.write($0) }) { wake.signal(ringHolding: feed.ring.availableFloats) }
+            return
+        }
+        let nanosecondsPerTick = 1e9 * Double(time.rate.num) / Double(time.rate.denom)
+        let delayNs = Double(time.delay + Int64(time.buffered)) * nanosecondsPerTick
+        let monitor = readsAMonitor
+        guard
+            PipeWireStereoInput.read(
+                stream,
+                { samples in
+                    // The cycle started at `now`; the device's samples are `delay` older. A
+                    // monitor hands over the sink's previous cycle: one quantum (this
+                    // buffer's length) older still (docs/capture.md, "Capture times").
+                    let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: UInt64(samples.count / max(feed.ring.channels, 1))) : 0
+                    let firstSampleNs = Double(time.now) - delayNs - Double(quantumNs)
+                    feed.write(samples, firstSampleTimeNs: UInt64(max(firstSampleNs, 0)))
+                })
         else { return }
-        let seconds = Double(time.delay) * Double(time.rate.num) / Double(time.rate.denom)
-        feed.reportServerLatency(nanoseconds: Int64(seconds * 1e9))
+        feed.reportServerLatency(nanoseconds: Int64(delayNs))
+        wake.signal(ringHolding: feed.ring.availableFloats)
     }
 }

@@ -274,10 +274,36 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 connection?.context, pulse.pa_stream_get_index(stream), newDevice, nil, nil))
     }
 
-    // Main loop thread: copy everything readable into the ring, wake the worker.
+    // Main loop thread: copy everything readable into the ring, with the time its first
+    // sample was captured, and wake the worker.
     private func readAvailable(_ stream: OpaquePointer?) {
-        // A hole (no samples) is skipped: the worker's clock follows the audio.
-        PulseConnection.readFragments(of: stream) { samples, _ in if let samples { feed.write(samples) } }
+        // The newest readable sample arrived now, after the source's latency and the
+        // transport's (PulseAudio's timing info; pipewire-pulse reports no source latency
+        // for a monitor). A timestamp of the server's own clock would be better; libpulse's
+        // interpolated stream latency strayed by ±5 ms here (docs/capture.md, "Capture times").
+        let readable = UInt64(max(pulse.pa_stream_readable_size(stream), 0))
+        let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
+        var pathNs: UInt64 = 0
+        if let info = pulse.pa_stream_get_timing_info(stream) {
+            pathNs = (info.pointee.source_usec + info.pointee.transport_usec) * 1000
+        }
+        var sampleTimeNs: Int64? = Int64(
+            bitPattern: MonotonicClock.nowNs() &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
+        // A hole (no samples) is skipped: the worker's clock follows the audio, and the time
+        // reported for the audio after it moves on by the hole.
+        PulseConnection.readFragments(of: stream) { samples, floats in
+            if let samples {
+                if let time = sampleTimeNs, time > 0 {
+                    feed.write(samples, firstSampleTimeNs: UInt64(time))
+                    sampleTimeNs = nil  // one report per read is enough for the clock
+                } else {
+                    feed.write(samples)
+                }
+            } else if let time = sampleTimeNs {
+                let channels = max(feed.ring.channels, 1)
+                sampleTimeNs = time + Int64(MonotonicClock.nanoseconds(ofSamples: UInt64(floats / channels)))
+            }
+        }
         if let latency = PulseConnection.latencyNs(of: stream) { feed.reportServerLatency(nanoseconds: latency) }
         wake.signal(ringHolding: feed.ring.availableFloats)
     }

@@ -73,6 +73,10 @@ impl Event {
 /// A capture's counts and levels (`deskaudio_stats`; the header documents each field).
 pub type Stats = deskaudio_sys::deskaudio_stats;
 
+/// Where the capture's sample clock stands on CLOCK_MONOTONIC: `sample_clock` sounded at
+/// `time_ns`, each sample lasting `nanoseconds_per_sample` (`deskaudio_clock`).
+pub type Clock = deskaudio_sys::deskaudio_clock;
+
 /// One capture: its own streams, encoder, settings and frame callback, independent of any
 /// other in the process. Dropping it stops it (no frame callback runs after the drop) and
 /// frees it. Every method may be called from any thread; frames and events arrive on the
@@ -229,6 +233,15 @@ impl Capture {
         let mut stats: Stats = unsafe { std::mem::zeroed() };
         check(unsafe { deskaudio_sys::deskaudio_capture_get_stats(self.raw, &mut stats) })?;
         Ok(stats)
+    }
+
+    /// Where the sample clock stands on CLOCK_MONOTONIC after the last chunk of audio: a
+    /// frame's `sample_clock` placed on the host's video timeline. An error before the
+    /// first chunk.
+    pub fn clock(&self) -> Result<Clock> {
+        let mut clock: Clock = unsafe { std::mem::zeroed() };
+        check(unsafe { deskaudio_sys::deskaudio_capture_get_clock(self.raw, &mut clock) })?;
+        Ok(clock)
     }
 }
 

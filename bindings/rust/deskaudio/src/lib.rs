@@ -30,7 +30,7 @@ mod error;
 mod frame;
 mod remote_mic;
 
-pub use capture::{Capture, Channels, Event, Stats};
+pub use capture::{Capture, Channels, Clock, Event, Stats};
 pub use decoder::{Decoder, DecoderOutput, DecoderStats, Pcm};
 pub use devices::{apps, devices, App, Device, DeviceKind};
 pub use error::{Error, Result};

@@ -1,0 +1,76 @@
+import Synchronization
+
+/// When a capture stream's samples sounded, by the audio server's own clock: the stream's
+/// thread reports, for a chunk it writes into the ring, the CLOCK_MONOTONIC time of the
+/// chunk's first sample (played into the sink, for app audio; captured by the device, for a
+/// microphone); a `ClockEstimator` smooths the reports into a line, which the worker reads
+/// to stamp frames. Positions are samples written into the source's ring since the stream
+/// started. The reporting thread never waits, and neither does the reader: the line is
+/// published under a sequence count, and a read that overlaps a report is taken again.
+final class StreamClock: @unchecked Sendable {
+    /// The line a reader got, and how far single reports stray from it.
+    struct Reading: Equatable, Sendable {
+        var line: ClockEstimator.Line
+        /// Root mean square of the reports' distance from the line, in ns.
+        var jitterNs: Double
+        /// The audio clock's rate against CLOCK_MONOTONIC, in parts per million.
+        var rateErrorPPM: Double
+        /// Times the line started again from a report far off it.
+        var relocks: Int
+    }
+
+    // Reporting thread only.
+    private var estimator = ClockEstimator()
+    // The published reading: odd while the reporting thread writes it.
+    private let sequence = Atomic<UInt64>(0)
+    private let position = Atomic<Int64>(0)
+    private let timeBits = Atomic<UInt64>(0)
+    private let periodBits = Atomic<UInt64>(0)
+    private let jitterBits = Atomic<UInt64>(0)
+    private let rateBits = Atomic<UInt64>(0)
+    private let relocks = Atomic<Int>(0)
+    private let published = Atomic<Bool>(false)
+
+    /// Stream thread: sample `position` of the ring's stream sounded at `timeNs`
+    /// (CLOCK_MONOTONIC). Allocates nothing, waits for nothing.
+    func report(position samplePosition: Int64, timeNs: UInt64) {
+        estimator.report(position: samplePosition, timeNs: timeNs)
+        guard let line = estimator.line else { return }
+        sequence.add(1, ordering: .sequentiallyConsistent)
+        position.store(line.position, ordering: .sequentiallyConsistent)
+        timeBits.store(line.timeNs.bitPattern, ordering: .sequentiallyConsistent)
+        periodBits.store(line.nanosecondsPerSample.bitPattern, ordering: .sequentiallyConsistent)
+        jitterBits.store(estimator.jitterNs.bitPattern, ordering: .sequentiallyConsistent)
+        rateBits.store(estimator.rateErrorPPM.bitPattern, ordering: .sequentiallyConsistent)
+        relocks.store(estimator.relocks, ordering: .sequentiallyConsistent)
+        published.store(true, ordering: .sequentiallyConsistent)
+        sequence.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// The current line, or nil before the stream's first report. Any thread; never waits
+    /// on the reporting thread (it retries a read that a report overlapped, a few times,
+    /// then says nil for now).
+    var reading: Reading? {
+        for _ in 0..<64 {
+            let before = sequence.load(ordering: .sequentiallyConsistent)
+            guard before & 1 == 0 else { continue }
+            guard published.load(ordering: .sequentiallyConsistent) else { return nil }
+            let reading = Reading(
+                line: ClockEstimator.Line(
+                    position: position.load(ordering: .sequentiallyConsistent),
+                    timeNs: Double(bitPattern: timeBits.load(ordering: .sequentiallyConsistent)),
+                    nanosecondsPerSample: Double(bitPattern: periodBits.load(ordering: .sequentiallyConsistent))),
+                jitterNs: Double(bitPattern: jitterBits.load(ordering: .sequentiallyConsistent)),
+                rateErrorPPM: Double(bitPattern: rateBits.load(ordering: .sequentiallyConsistent)),
+                relocks: relocks.load(ordering: .sequentiallyConsistent))
+            if sequence.load(ordering: .sequentiallyConsistent) == before { return reading }
+        }
+        return nil
+    }
+
+    /// While no stream reports: forgets the line (a new stream, maybe on another clock).
+    func reset() {
+        estimator.reset()
+        published.store(false, ordering: .sequentiallyConsistent)
+    }
+}
