@@ -1,0 +1,254 @@
+/* stamp-error: how far a frame's capture_time_ns is from the time its sound truly reached
+ * the sink, and how long from then to the frame callback, with a reference taken from the
+ * audio server's own clock instead of a player's reported latency.
+ *
+ *   stamp-error [CLICKS] [INTERVAL_MS] [FRAME_US]     (defaults 100, 200, 10000)
+ *
+ * It captures app audio through libdeskaudio (backend from DESKAUDIO_BACKEND) and plays into
+ * the default sink through its own native PipeWire stream: silence, and every INTERVAL_MS a
+ * 2 kHz burst starting at its peak. In the player's process callback the stream's pw_time
+ * says when the buffer being filled reaches the sink: `now` (the graph cycle's start, on
+ * CLOCK_MONOTONIC) plus `delay`, `buffered` and `queued` samples; plus the burst's offset in the buffer,
+ * that is the burst's first sample's true time at the sink. The frame callback decodes each
+ * frame with the library's decoder and finds the burst's first sample (the first above half
+ * its amplitude); the decoder's output lags its input by the encoder's pre-skip, so that
+ * sample's time by the frame is capture_time_ns + (index - pre_skip) samples. Prints, per
+ * burst, the stamp error (that minus the true time) and the latency (the callback's arrival
+ * minus the true time), then a summary line, the worst distance of consecutive frames' capture
+ * times from their nominal length within continuous runs (from 2 s in, once the clock has
+ * locked), and deskaudio_get_clock()'s mapping:
+ *   stamp_ms backend=auto frame_us=10000 n=100 missed=0 error_p50=0.000 error_abs_p99=0.000
+ *     error_min=0.000 error_max=0.000 latency_p50=12.30 latency_p99=14.00
+ *   steps n=1200 worst_ms=0.0001
+ *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
+ * A PipeWire server is needed (PipeWire native or pipewire-pulse, for the library's either
+ * backend). */
+#include <deskaudio.h>
+
+#include <math.h>
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RATE 48000
+#define BURST_SAMPLES 480
+#define AMPLITUDE 0.6f
+#define MAX_CLICKS 10000
+
+struct probe {
+    struct pw_thread_loop *loop;
+    struct pw_stream *player;
+    struct spa_hook listener;
+    uint64_t played;            /* samples the player has written */
+    uint64_t next_click_at;     /* the player's sample index of the next burst */
+    uint64_t interval_samples;
+    int clicks_played, clicks_wanted;
+    _Atomic long long pending_true_ns; /* true sink time of the burst not yet heard; 0: none */
+    _Atomic int pending_click;
+    deskaudio_decoder *decoder;
+    int32_t pre_skip;
+    double errors_ms[MAX_CLICKS], latencies_ms[MAX_CLICKS];
+    _Atomic int heard;
+    /* Consecutive frames of a continuous run (in sequence, no gap flag): the worst distance
+     * of their capture times' difference from the frames' nominal length, ns. */
+    uint64_t first_sample_clock, last_sample_clock, last_capture_ns;
+    uint32_t last_sequence;
+    int have_last;
+    double worst_step_ns;
+    long steps;
+};
+
+static struct probe probe;
+
+static long long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* PipeWire's data thread: fill the next buffer, a burst where one is due. */
+static void on_process(void *data) {
+    (void)data;
+    struct pw_buffer *b = pw_stream_dequeue_buffer(probe.player);
+    if (!b) return;
+    struct spa_data *d = &b->buffer->datas[0];
+    float *out = d->data;
+    if (!out) return;
+    uint32_t frames = d->maxsize / (2 * sizeof(float));
+    if (b->requested && b->requested < frames) frames = (uint32_t)b->requested;
+    struct pw_time time;
+    int timed = pw_stream_get_time_n(probe.player, &time, sizeof time) == 0 && time.rate.denom > 0;
+    for (uint32_t i = 0; i < frames; i++) {
+        uint64_t sample = probe.played + i;
+        float value = 0;
+        if (probe.clicks_played < probe.clicks_wanted && sample >= probe.next_click_at) {
+            uint64_t into = sample - probe.next_click_at;
+            if (into == 0 && timed) {
+                double per_tick = 1e9 * time.rate.num / time.rate.denom;
+                /* queued: the samples of buffers queued before this one (b->size below). */
+                long long true_ns = time.now + (long long)((double)(time.delay + (int64_t)time.buffered) * per_tick) +
+                                    (long long)((double)(time.queued + i) * 1e9 / RATE);
+                if (getenv("STAMP_DEBUG"))
+                    fprintf(stderr, "player: now %lld delay %lld buffered %llu queued %llu ticks %llu i %u frames %u\n",
+                            (long long)time.now, (long long)time.delay, (unsigned long long)time.buffered,
+                            (unsigned long long)time.queued, (unsigned long long)time.ticks, i, frames);
+                atomic_store(&probe.pending_click, probe.clicks_played);
+                atomic_store(&probe.pending_true_ns, true_ns);
+            }
+            /* cos: the burst starts at its peak, a sharp onset for the detector. */
+            value = AMPLITUDE * cosf(2.0f * 3.14159265f * 2000.0f * (float)into / RATE);
+            if (into + 1 == BURST_SAMPLES) {
+                probe.clicks_played++;
+                probe.next_click_at += probe.interval_samples;
+            }
+        }
+        out[2 * i] = out[2 * i + 1] = value;
+    }
+    probe.played += frames;
+    d->chunk->offset = 0;
+    d->chunk->stride = 2 * sizeof(float);
+    d->chunk->size = frames * 2 * sizeof(float);
+    b->size = frames; /* counted in samples in pw_time.queued */
+    pw_stream_queue_buffer(probe.player, b);
+}
+
+static const struct pw_stream_events player_events = {
+    PW_VERSION_STREAM_EVENTS,
+    .process = on_process,
+};
+
+/* The library's delivery thread. */
+static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
+    (void)user_data;
+    long long arrived = now_ns();
+    deskaudio_frame_info info;
+    if (deskaudio_parse_frame(frame, len, &info) != DESKAUDIO_OK) return;
+    if (!probe.have_last) probe.first_sample_clock = info.sample_clock;
+    /* Judged once the clock has locked: 2 s into the capture. */
+    if (probe.have_last && info.sequence == probe.last_sequence + 1 && !(info.flags & DESKAUDIO_FRAME_AFTER_GAP) &&
+        info.sample_clock == probe.last_sample_clock + info.frame_samples &&
+        info.sample_clock >= probe.first_sample_clock + 2 * RATE) {
+        double step = (double)info.capture_time_ns - (double)probe.last_capture_ns;
+        double off = fabs(step - (double)info.frame_samples * 1e9 / RATE);
+        if (off > probe.worst_step_ns) probe.worst_step_ns = off;
+        probe.steps++;
+    }
+    probe.have_last = 1;
+    probe.last_sequence = info.sequence;
+    probe.last_sample_clock = info.sample_clock;
+    probe.last_capture_ns = info.capture_time_ns;
+    float pcm[2 * 960];
+    int32_t samples = deskaudio_decoder_decode(probe.decoder, frame, len, pcm, 960);
+    long long true_ns = atomic_load(&probe.pending_true_ns);
+    if (samples <= 0 || true_ns == 0) return;
+    for (int32_t i = 0; i < samples; i++) {
+        if (fabsf(pcm[2 * i]) < AMPLITUDE / 2) continue;
+        double stamped_ns = (double)info.capture_time_ns + (double)(i - probe.pre_skip) * 1e9 / RATE;
+        int n = atomic_load(&probe.heard);
+        if (n < MAX_CLICKS) {
+            probe.errors_ms[n] = (stamped_ns - (double)true_ns) / 1e6;
+            probe.latencies_ms[n] = (double)(arrived - true_ns) / 1e6;
+            printf("burst %d: stamp error %+.3f ms, latency %.2f ms\n", atomic_load(&probe.pending_click),
+                   probe.errors_ms[n], probe.latencies_ms[n]);
+            atomic_store(&probe.heard, n + 1);
+        }
+        atomic_store(&probe.pending_true_ns, 0);
+        return;
+    }
+}
+
+static int compare(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(double *values, int n, int p) { return values[(n - 1) * p / 100]; }
+
+int main(int argc, char **argv) {
+    int clicks = argc > 1 ? atoi(argv[1]) : 100;
+    int interval_ms = argc > 2 ? atoi(argv[2]) : 200;
+    int frame_us = argc > 3 ? atoi(argv[3]) : 10000;
+    if (clicks <= 0 || clicks > MAX_CLICKS || interval_ms < 50) {
+        fprintf(stderr, "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US]\n", MAX_CLICKS);
+        return 2;
+    }
+    probe.decoder = deskaudio_decoder_create();
+    probe.pre_skip = deskaudio_encoder_pre_skip();
+    set_audio_callback(on_frame, NULL);
+    int32_t status = deskaudio_set_frame_duration(frame_us);
+    if (status == DESKAUDIO_OK) status = enable_audio(false, true);
+    if (status != DESKAUDIO_OK) {
+        fprintf(stderr, "stamp-error: %s: %s\n", deskaudio_strerror(status), deskaudio_last_error());
+        return 1;
+    }
+
+    pw_init(&argc, &argv);
+    probe.loop = pw_thread_loop_new("stamp-error", NULL);
+    probe.interval_samples = (uint64_t)interval_ms * RATE / 1000;
+    probe.next_click_at = RATE; /* one second of silence first */
+    probe.clicks_wanted = clicks;
+    pw_thread_loop_lock(probe.loop);
+    probe.player = pw_stream_new_simple(
+        pw_thread_loop_get_loop(probe.loop), "stamp-error",
+        pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_MEDIA_ROLE,
+                          "Music", PW_KEY_NODE_LATENCY, "256/48000", NULL),
+        &player_events, NULL);
+    uint8_t buffer[1024];
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof buffer);
+    struct spa_audio_info_raw format = {.format = SPA_AUDIO_FORMAT_F32, .channels = 2, .rate = RATE};
+    format.position[0] = SPA_AUDIO_CHANNEL_FL;
+    format.position[1] = SPA_AUDIO_CHANNEL_FR;
+    const struct spa_pod *params[1] = {spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &format)};
+    if (pw_stream_connect(probe.player, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+                          PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS,
+                          params, 1) < 0) {
+        fprintf(stderr, "stamp-error: cannot connect the player\n");
+        return 1;
+    }
+    pw_thread_loop_unlock(probe.loop);
+    pw_thread_loop_start(probe.loop);
+
+    long long deadline = now_ns() + (long long)(1000 + clicks * interval_ms + 1000) * 1000000LL;
+    while (now_ns() < deadline) {
+        struct timespec pause = {0, 50000000};
+        nanosleep(&pause, NULL);
+    }
+    deskaudio_clock clock = {0};
+    int32_t clocked = deskaudio_get_clock(&clock);
+    pw_thread_loop_stop(probe.loop);
+    pw_stream_destroy(probe.player);
+    pw_thread_loop_destroy(probe.loop);
+    enable_audio(false, false);
+    set_audio_callback(NULL, NULL);
+    deskaudio_decoder_destroy(probe.decoder);
+
+    int heard = atomic_load(&probe.heard);
+    if (heard == 0) {
+        fprintf(stderr, "stamp-error: no burst was heard\n");
+        return 1;
+    }
+    qsort(probe.errors_ms, (size_t)heard, sizeof(double), compare);
+    qsort(probe.latencies_ms, (size_t)heard, sizeof(double), compare);
+    /* The error's spread around zero: p99 of its size. */
+    double sizes[MAX_CLICKS];
+    for (int i = 0; i < heard; i++) sizes[i] = fabs(probe.errors_ms[i]);
+    qsort(sizes, (size_t)heard, sizeof(double), compare);
+    printf("stamp_ms backend=%s frame_us=%d n=%d missed=%d error_p50=%.3f error_abs_p99=%.3f error_min=%.3f "
+           "error_max=%.3f latency_p50=%.2f latency_p99=%.2f\n",
+           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, heard, clicks - heard,
+           percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
+           probe.errors_ms[heard - 1], percentile(probe.latencies_ms, heard, 50),
+           percentile(probe.latencies_ms, heard, 99));
+    printf("steps n=%ld worst_ms=%.4f\n", probe.steps, probe.worst_step_ns / 1e6);
+    if (clocked == DESKAUDIO_OK)
+        printf("clock source=%u jitter_ms=%.3f rate_ppm=%.1f relocks=%u\n", clock.source, clock.jitter_ns / 1e6,
+               clock.rate_error_ppm, clock.relocks);
+    else
+        printf("clock unavailable: %s\n", deskaudio_last_error());
+    pw_deinit();
+    return 0;
+}

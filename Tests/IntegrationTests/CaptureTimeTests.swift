@@ -1,0 +1,91 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Benchmarks/latency/stamp-error.c, built into .build/ by scripts/test: plays bursts through
+/// its own PipeWire stream and takes each one's true time at the sink from that stream's
+/// graph clock (pw_time), so it needs the PipeWire rig.
+let stampErrorProbe = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent(".build/stamp-error").path
+
+extension RealServerTests {
+    /// Frames' capture_time_ns against the true time their sound reached the sink, and the
+    /// sample clock → CLOCK_MONOTONIC mapping a host reads (deskaudio_get_clock()).
+    @Suite struct CaptureTimeTests {
+        /// The probe's three result lines, as numbers by key.
+        struct ProbeResult {
+            var values: [String: Double] = [:]
+
+            init(_ output: String) {
+                for line in output.split(separator: "\n")
+                where line.hasPrefix("stamp_ms ") || line.hasPrefix("steps ") || line.hasPrefix("clock ") {
+                    let prefix = line.split(separator: " ")[0]
+                    for field in line.split(separator: " ").dropFirst() {
+                        let pair = field.split(separator: "=", maxSplits: 1)
+                        if pair.count == 2, let value = Double(pair[1]) { values["\(prefix).\(pair[0])"] = value }
+                    }
+                }
+            }
+
+            subscript(_ key: String) -> Double { values[key] ?? .nan }
+        }
+
+        static func probe(backend: String, frameMicroseconds: Int) throws -> ProbeResult {
+            let run = try ExternalTools.run(
+                [stampErrorProbe, "40", "200", "\(frameMicroseconds)"], environment: ["DESKAUDIO_BACKEND": backend])
+            #expect(run.status == 0, "stamp-error: \(run.error)")
+            print("measured: capture times, \(backend), \(frameMicroseconds / 1000) ms frames: "
+                + run.output.split(separator: "\n").filter { !$0.hasPrefix("burst ") }.joined(separator: "; "))
+            return ProbeResult(run.output)
+        }
+
+        /// PipeWire's native backend stamps frames from the graph clock: each burst's first
+        /// sample is placed where the player's own clock put it, to the sample, and
+        /// consecutive frames are exactly their length apart.
+        @Test(arguments: [10_000, 5_000])
+        func pipeWireStampsEachFrameAtTheTimeItsSoundReachedTheSink(frameMicroseconds: Int) throws {
+            let result = try Self.probe(backend: "pipewire", frameMicroseconds: frameMicroseconds)
+            #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
+            #expect(result["stamp_ms.error_abs_p99"] <= 1.0, "stamp error p99: \(result["stamp_ms.error_abs_p99"]) ms")
+            #expect(result["steps.n"] >= 100 && result["steps.worst_ms"] <= 0.05,
+                    "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms")
+            #expect(result["clock.source"] == 2, "the mapping is app audio's server clock")
+            #expect(abs(result["clock.rate_ppm"]) < 1000, "rate \(result["clock.rate_ppm"]) ppm")
+        }
+
+        /// examples-c/av-sync: a second of audio frames (100) is exactly 60 video frames, so
+        /// frames 0, 100 and 200 land at the same offset into their video frames.
+        @Test func theAVSyncExamplePlacesFramesOnAVideoTimeline() throws {
+            let example = recordExample.replacingOccurrences(of: "/record", with: "/av-sync")
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 4)
+            defer { player.terminate() }
+            let run = try ExternalTools.run([example, "3", "60"], environment: ["DESKAUDIO_BACKEND": "pipewire"])
+            #expect(run.status == 0, "av-sync: \(run.error)")
+            let lines = run.output.split(separator: "\n")
+            let offsets = lines.filter { $0.hasPrefix("audio frame ") }.compactMap { line -> Double? in
+                guard let range = line.range(of: "sounded ") else { return nil }
+                return Double(line[range.upperBound...].split(separator: " ")[0])
+            }
+            print("measured: av-sync: \(lines.joined(separator: "; "))")
+            #expect(offsets.count >= 2, "audio frames placed: \(offsets)")
+            #expect(offsets.allSatisfy { abs($0 - offsets[0]) <= 0.05 }, "offsets into the video frames: \(offsets) ms")
+            #expect(lines.contains { $0.hasPrefix("second 3:") && $0.contains("app audio's server clock") })
+        }
+
+        /// The PulseAudio API (here through pipewire-pulse) gives no sample timestamps: frames
+        /// are stamped from when each read arrived, smoothed by the same clock loop. Bounded
+        /// as measured (docs/capture.md): a steady offset of a few ms, a small spread.
+        @Test func pulseStampsFramesWithinAFewMillisecondsSteadily() throws {
+            let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000)
+            #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
+            #expect(abs(result["stamp_ms.error_p50"]) <= 4, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
+            expectInRealTime(
+                result["stamp_ms.error_max"] - result["stamp_ms.error_min"] <= 1.5,
+                "stamp error spread \(result["stamp_ms.error_min"])…\(result["stamp_ms.error_max"]) ms")
+            expectInRealTime(
+                result["steps.worst_ms"] <= 0.25, "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms")
+            #expect(result["clock.source"] == 2, "the mapping is app audio's clock")
+        }
+    }
+}
