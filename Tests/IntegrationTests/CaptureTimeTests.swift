@@ -42,7 +42,9 @@ extension RealServerTests {
 
         /// PipeWire's native backend stamps frames from the graph clock: each burst's first
         /// sample is placed where the player's own clock put it, to the sample, and
-        /// consecutive frames are exactly their length apart.
+        /// consecutive frames are exactly their length apart (within a continuous run: where
+        /// the graph's timing stepped against the samples, the clock relocks and the probe
+        /// counts that step apart, as across_relocks).
         @Test(arguments: [10_000, 5_000])
         func pipeWireStampsEachFrameAtTheTimeItsSoundReachedTheSink(frameMicroseconds: Int) throws {
             let result = try Self.probe(backend: "pipewire", frameMicroseconds: frameMicroseconds)

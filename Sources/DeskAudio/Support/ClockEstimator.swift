@@ -5,8 +5,9 @@ import Glibc
 /// line part of the way towards it, in offset and in slope, so the jitter of single reports
 /// is smoothed out while the rate difference between the audio clock and CLOCK_MONOTONIC
 /// (0.1 % is common) is followed. The loop starts wide, so it locks within a second, and
-/// narrows to `settledBandwidth`. A report far off the line (a server that stalled or
-/// skipped, a stream that restarted) starts it again from that report.
+/// narrows to `settledBandwidth`. A report far off the line for the reports' jitter (a
+/// quantum that changed, a server that stalled or skipped, a stream that restarted) starts it
+/// again from that report.
 /// A value type with no locks: one thread reports, and publishes what it reads
 /// (`StreamClock`).
 public struct ClockEstimator: Sendable {
@@ -34,6 +35,13 @@ public struct ClockEstimator: Sendable {
     public static let narrowingHalfLife = 0.5
     /// A report this far off the line starts it again (a stall, a skip, a restart).
     public static let relockThresholdNs = 20_000_000.0
+    /// A report further off the line than this many times the reports' jitter (and at least
+    /// `stepFloorNs`) is a step, not jitter: the server's quantum or latency changed (one
+    /// PipeWire quantum is 2.7 or 5.3 ms), and the line starts again from it rather than
+    /// drifting over to it for seconds.
+    public static let stepJitters = 8.0
+    /// The smallest step taken as one, in ns.
+    public static let stepFloorNs = 1_000_000.0
     /// How far the rate may be from nominal: a sound card off by more is not believed.
     public static let maximumRateError = 0.005
 
@@ -47,6 +55,7 @@ public struct ClockEstimator: Sendable {
     private let nominalNanosecondsPerSample: Double
     private var bandwidth = ClockEstimator.startBandwidth
     private var meanSquare = 0.0
+    private var reportsAveraged = 0.0
 
     /// An estimator for a clock nominally running at `rate` samples per second.
     public init(rate: Int = AudioFormat.sampleRate) {
@@ -68,13 +77,20 @@ public struct ClockEstimator: Sendable {
         }
         let predicted = current.timeNs(ofPosition: position)
         let error = time - predicted
-        guard abs(error) < ClockEstimator.relockThresholdNs else {
+        let interval = Double(position - current.position) * current.nanosecondsPerSample / 1e9
+        let stepNs = min(
+            ClockEstimator.relockThresholdNs, max(ClockEstimator.stepFloorNs, ClockEstimator.stepJitters * jitterNs))
+        // The jitter is averaged over about a second, quickly over the first reports (so
+        // that a noisy server's early reports are not all taken for steps).
+        reportsAveraged += 1
+        meanSquare += (error * error - meanSquare) * min(1, max(interval, 1 / reportsAveraged))
+        jitterNs = meanSquare.squareRoot()
+        guard abs(error) < stepNs else {
             start(at: position, time: time, counted: true)
             return
         }
         // A second-order loop, its gains for the time since the last report (reports come
         // at the server's quantum, which need not be fixed).
-        let interval = Double(position - current.position) * current.nanosecondsPerSample / 1e9
         let omega = min(2 * Double.pi * bandwidth * interval, 0.5)  // (beyond it the loop rings)
         let offsetGain = 2.0.squareRoot() * omega
         let rateGain = omega * omega
@@ -87,8 +103,6 @@ public struct ClockEstimator: Sendable {
                 nominal * (1 - ClockEstimator.maximumRateError)),
             nominal * (1 + ClockEstimator.maximumRateError))
         line = next
-        meanSquare += (error * error - meanSquare) * min(1, interval)
-        jitterNs = meanSquare.squareRoot()
         bandwidth = max(
             ClockEstimator.settledBandwidth, bandwidth * exp2(-interval / ClockEstimator.narrowingHalfLife))
     }
@@ -106,6 +120,7 @@ public struct ClockEstimator: Sendable {
         relocks = 0
         jitterNs = 0
         meanSquare = 0
+        reportsAveraged = 0
     }
 
     private mutating func start(at position: Int64, time: Double, counted: Bool) {
@@ -113,7 +128,5 @@ public struct ClockEstimator: Sendable {
         let rate = line?.nanosecondsPerSample ?? nominalNanosecondsPerSample
         line = Line(position: position, timeNs: time, nanosecondsPerSample: rate)
         bandwidth = ClockEstimator.startBandwidth
-        meanSquare = 0
-        jitterNs = 0
     }
 }
