@@ -54,19 +54,16 @@ final class SourceFeed: @unchecked Sendable {
     }
 
     /// Server thread: meters the samples and queues them for the worker (what does not fit
-    /// in the ring is dropped and counted there).
-    func write(_ samples: UnsafeBufferPointer<Float>) {
+    /// in the ring is dropped and counted there); `firstSampleTimeNs`, when the server gave
+    /// one, is when the first of them sounded (CLOCK_MONOTONIC, by the server's clock: played
+    /// into the sink for app audio, captured by the device for a microphone).
+    func write(_ samples: UnsafeBufferPointer<Float>, firstSampleTimeNs: UInt64? = nil) {
+        if let firstSampleTimeNs {
+            clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs)
+        }
         level.measure(samples)
         ring.write(samples)
         writes.add(1, ordering: .relaxed)
-    }
-
-    /// Server thread: as `write(_:)`, for samples whose first sounded at `firstSampleTimeNs`
-    /// (CLOCK_MONOTONIC, by the server's clock: played into the sink for app audio,
-    /// captured by the device for a microphone).
-    func write(_ samples: UnsafeBufferPointer<Float>, firstSampleTimeNs: UInt64) {
-        clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs)
-        write(samples)
     }
 
     /// How many times the stream has written, since creation: a count that stops moving is

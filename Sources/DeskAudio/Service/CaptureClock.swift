@@ -7,8 +7,8 @@ public struct CaptureClock: Sendable, Equatable {
         /// The audio server's clock of the source named (app audio, or the microphone when
         /// no app audio is captured), smoothed: frames are exactly their length apart.
         case serverClock(AudioFrameHeader.Flags)
-        /// Estimated from when the audio reached the library (no server clock yet, the host's
-        /// own PCM, or a chunk that the mix filled with silence for the timed source).
+        /// Estimated from when the audio reached the library (no server clock yet, or the
+        /// host's own PCM alone).
         case arrival
     }
 

@@ -117,7 +117,6 @@ final class CaptureWorker: @unchecked Sendable {
             settings.apply(to: pipeline)
             let end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
             lastChunkEndNs = end.timeNs
-            let endSample = pipeline.samplesProcessed + UInt64(count / pipeline.channels)
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
                 nanosecondsPerSample: end.nanosecondsPerSample
@@ -125,13 +124,8 @@ final class CaptureWorker: @unchecked Sendable {
                 delivery.queue.push(frame)
             }
             stats.publish(pipeline.counters, mixer: mixer)
-            let clock = CaptureClock(
-                sampleClock: endSample, timeNs: end.timeNs,
-                nanosecondsPerSample: end.nanosecondsPerSample, rateErrorPPM: end.reading?.rateErrorPPM ?? 0,
-                jitterNs: end.reading?.jitterNs ?? 0, relocks: end.reading?.relocks ?? 0,
-                origin: end.reading == nil ? .arrival : .serverClock(inputs.flags(timing ?? 0)))
-            if end.reading != nil { lastServerClock = clock }
-            stats.publishClock(end.reading != nil ? clock : (lastServerClock ?? clock))
+            if case .serverClock = end.origin { lastServerClock = end }
+            stats.publishClock(end)
         }
         return progressed
     }
@@ -144,14 +138,13 @@ final class CaptureWorker: @unchecked Sendable {
         return 0
     }
 
-    // When the sample after a chunk of `floats` sounds, and how long a sample lasts: by the
+    // Where the sample after a chunk of `floats` stands (the mapping published for it): on the
     // timing source's server clock when the whole chunk is that source's audio (it was not
     // filled with silence for it) and its server has reported; otherwise along the last such
     // mapping; before any, estimated from now, less the audio still waiting in the rings
-    // (captured after this chunk ended).
-    private func chunkEnd(
-        timing: Int?, readBefore: Int, floats: Int
-    ) -> (timeNs: UInt64, nanosecondsPerSample: Double, reading: StreamClock.Reading?) {
+    // (captured after this chunk ended). Call before the chunk is processed.
+    private func chunkEnd(timing: Int?, readBefore: Int, floats: Int) -> CaptureClock {
+        let endSample = pipeline.samplesProcessed + UInt64(floats / pipeline.channels)
         if let timing {
             let ring = inputs.ring(timing)
             let readAfter = ring.readFloats
@@ -159,17 +152,27 @@ final class CaptureWorker: @unchecked Sendable {
                 let reading = slots.clock(ofSlot: inputs.slot(timing)).takeUnretainedValue().reading
             {
                 let endNs = reading.line.timeNs(ofPosition: Int64(readAfter / ring.channels))
-                if endNs > 0 { return (UInt64(endNs), reading.line.nanosecondsPerSample, reading) }
+                if endNs > 0 {
+                    return CaptureClock(
+                        sampleClock: endSample, timeNs: UInt64(endNs),
+                        nanosecondsPerSample: reading.line.nanosecondsPerSample, rateErrorPPM: reading.rateErrorPPM,
+                        jitterNs: reading.jitterNs, relocks: reading.relocks,
+                        origin: .serverClock(inputs.flags(timing)))
+                }
             }
         }
         // A chunk the server clock cannot place (the mix filled it with silence for the
         // timed source) goes on along the last mapping, so that capture times never jump.
-        if let last = lastServerClock {
-            let end = pipeline.samplesProcessed + UInt64(floats / pipeline.channels)
-            return (last.timeNs(ofSampleClock: end), last.nanosecondsPerSample, nil)
+        if var last = lastServerClock {
+            last.timeNs = last.timeNs(ofSampleClock: endSample)
+            last.sampleClock = endSample
+            return last
         }
         let waiting = inputs.mostFloatsWaiting
         let laterNs = MonotonicClock.nanoseconds(ofSamples: UInt64(waiting / mixer.channels))
-        return (MonotonicClock.nowNs() &- laterNs, FramePipeline.nominalNanosecondsPerSample, nil)
+        return CaptureClock(
+            sampleClock: endSample, timeNs: MonotonicClock.nowNs() &- laterNs,
+            nanosecondsPerSample: FramePipeline.nominalNanosecondsPerSample, rateErrorPPM: 0, jitterNs: 0, relocks: 0,
+            origin: .arrival)
     }
 }

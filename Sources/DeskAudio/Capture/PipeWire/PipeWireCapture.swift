@@ -291,14 +291,9 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private func processBuffer() {
         guard let stream else { return }
         var time = pw_time()
-        guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0,
-            time.now > 0
-        else {
-            if PipeWireStereoInput.read(stream, { feed.write($0) }) { wake.signal(ringHolding: feed.ring.availableFloats) }
-            return
-        }
-        let nanosecondsPerTick = 1e9 * Double(time.rate.num) / Double(time.rate.denom)
-        let delayNs = Double(time.delay + Int64(time.buffered)) * nanosecondsPerTick
+        let timed =
+            pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0 && time.rate.denom > 0 && time.now > 0
+        let delayNs = timed ? Double(time.delay + Int64(time.buffered)) * 1e9 * Double(time.rate.num) / Double(time.rate.denom) : 0
         let monitor = readsAMonitor
         guard
             PipeWireStereoInput.read(
@@ -309,10 +304,10 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                     // buffer's length) older still (docs/capture.md, "Capture times").
                     let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: UInt64(samples.count / max(feed.ring.channels, 1))) : 0
                     let firstSampleNs = Double(time.now) - delayNs - Double(quantumNs)
-                    feed.write(samples, firstSampleTimeNs: UInt64(max(firstSampleNs, 0)))
+                    feed.write(samples, firstSampleTimeNs: timed ? UInt64(max(firstSampleNs, 0)) : nil)
                 })
         else { return }
-        feed.reportServerLatency(nanoseconds: Int64(delayNs))
+        if timed { feed.reportServerLatency(nanoseconds: Int64(delayNs)) }
         wake.signal(ringHolding: feed.ring.availableFloats)
     }
 }

@@ -293,12 +293,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         // reported for the audio after it moves on by the hole.
         PulseConnection.readFragments(of: stream) { samples, floats in
             if let samples {
-                if let time = sampleTimeNs, time > 0 {
-                    feed.write(samples, firstSampleTimeNs: UInt64(time))
-                    sampleTimeNs = nil  // one report per read is enough for the clock
-                } else {
-                    feed.write(samples)
-                }
+                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil })
+                sampleTimeNs = nil  // one report per read is enough for the clock
             } else if let time = sampleTimeNs {
                 let channels = max(feed.ring.channels, 1)
                 sampleTimeNs = time + Int64(MonotonicClock.nanoseconds(ofSamples: UInt64(floats / channels)))
