@@ -108,6 +108,29 @@ import Testing
         #expect(worstAfterStep < 10_000, "worst error after the step: \(worstAfterStep / 1e6) ms")
     }
 
+    /// A stall (100 ms off) does not leave the jitter estimate so large that a quantum step
+    /// 2 s later is smoothed in instead of taken.
+    @Test func aQuantumStepAfterAStallIsStillTakenAtOnce() throws {
+        var estimator = ClockEstimator()
+        var position: Int64 = 0
+        var offset = 0.0
+        var worstAfterStep = 0.0
+        for report in 0..<3000 {  // 128-sample reports: 8 s
+            if report == 1000 { offset += 100_000_000 }
+            if report == 1750 { offset += 2_666_667 }
+            let truth = 1e9 + Double(position) * 1e9 / 48_000 + offset
+            estimator.report(position: position, timeNs: UInt64(truth))
+            if report >= 1750 {
+                let line = try #require(estimator.line)
+                let next = truth + 480 * 1e9 / 48_000
+                worstAfterStep = max(worstAfterStep, abs(line.timeNs(ofPosition: position + 480) - next))
+            }
+            position += 128
+        }
+        #expect(estimator.relocks == 2)
+        #expect(worstAfterStep < 10_000, "worst error after the step: \(worstAfterStep / 1e6) ms")
+    }
+
     @Test func aStallFarOffTheLineStartsItAgainFromTheReport() {
         var estimator = ClockEstimator()
         for chunk in 0..<200 {

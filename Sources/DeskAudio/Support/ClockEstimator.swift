@@ -81,9 +81,12 @@ public struct ClockEstimator: Sendable {
         let stepNs = min(
             ClockEstimator.relockThresholdNs, max(ClockEstimator.stepFloorNs, ClockEstimator.stepJitters * jitterNs))
         // The jitter is averaged over about a second, quickly over the first reports (so
-        // that a noisy server's early reports are not all taken for steps).
+        // that a noisy server's early reports are not all taken for steps). A step counts
+        // only up to the step size: a 100 ms stall must not make the next seconds' jitter
+        // so large that a real step is smoothed in instead of taken.
         reportsAveraged += 1
-        meanSquare += (error * error - meanSquare) * min(1, max(interval, 1 / reportsAveraged))
+        let counted = min(abs(error), stepNs)
+        meanSquare += (counted * counted - meanSquare) * min(1, max(interval, 1 / reportsAveraged))
         jitterNs = meanSquare.squareRoot()
         guard abs(error) < stepNs else {
             start(at: position, time: time, counted: true)
