@@ -58,6 +58,17 @@ extension RealServerTests {
             #expect(status == 0, "audio-rig \(command) exited with \(status)")
         }
 
+        /// The PipeWire daemon's thread stacks (gdb, where the machine has it), to tell a hang
+        /// in the server from one in the library when the daemon stops answering.
+        static func daemonStacks(_ directory: String) -> String {
+            guard let pid = try? String(contentsOfFile: directory + "/pipewire.pid", encoding: .utf8) else {
+                return "(no pipewire.pid in \(directory))"
+            }
+            let pidArgument = pid.trimmingCharacters(in: .whitespacesAndNewlines)
+            let gdb = try? ExternalTools.run(["timeout", "20", "gdb", "-p", pidArgument, "-batch", "-ex", "thread apply all bt"])
+            return gdb.map { $0.output + $0.error } ?? "(gdb did not run)"
+        }
+
         @Test func aCaptureLeftUnlinkedIsReportedAndLinkedAgainWithin3sOfTheSessionManagersReturn() throws {
             let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
             defer { Self.rig("restart", directory) }  // a graph with its links, for the tests after this one
@@ -86,6 +97,7 @@ extension RealServerTests {
             // Whether the daemon answers a new client's round trip at all (one run here: a
             // pw-cli waited on it for good, and pw-metadata above listed no property).
             let daemonAnswers = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-cli", "info", "0"]))?.status == 0 ? "yes" : "no, not within 5 s")
+            if daemonAnswers.hasPrefix("no") { print("the daemon's threads, where it hangs:\n\(Self.daemonStacks(directory))") }
             #expect(
                 nativeFlows,
                 "native app audio flows again; its frames: \(native.frames.count), its events: \(native.notices.events.map { "\($0.kind) \($0.text)" }); its log: \(native.notices.messages.map(\.text)); the default metadata: \(metadata); the daemon answers a new client: \(daemonAnswers)")
