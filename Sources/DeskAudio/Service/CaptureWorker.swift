@@ -18,6 +18,8 @@ final class CaptureWorker: @unchecked Sendable {
     /// Set when a source was reopened after a failure: the next audio follows a gap.
     let gapPending = Atomic<Bool>(false)
     private var lastChunkEndNs: UInt64?
+    /// Set at a break in the audio: when the audio before it ended (0: no audio yet).
+    private var gapSince: UInt64?
     // The last chunk stamped by a server clock, for chunks that cannot be (see chunkEnd).
     private var lastServerClock: CaptureClock?
     private let thread: StoppableThread
@@ -90,10 +92,10 @@ final class CaptureWorker: @unchecked Sendable {
         var progressed = false
         while !thread.isStopping {
             if gapPending.exchange(false, ordering: .acquiringAndReleasing) {
-                // The sample clock moves on by the outage; the next frame is flagged.
-                let outage = lastChunkEndNs.map { MonotonicClock.nowNs() &- $0 } ?? 0
-                pipeline.markDiscontinuity(
-                    skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
+                // The audio before the break is over: the next chunk follows a gap, which
+                // ends where that chunk's audio begins (see below). A second break before
+                // any audio (a stall, then the server's restart) is the same gap.
+                if gapSince == nil { gapSince = lastChunkEndNs ?? 0 }
                 lastServerClock = nil
                 mixer.forgetLateAudio()
             }
@@ -115,7 +117,16 @@ final class CaptureWorker: @unchecked Sendable {
             guard count > 0 else { return progressed }
             progressed = true
             settings.apply(to: pipeline)
-            let end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
+            var end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
+            if let since = gapSince {
+                // The sample clock moves on by the outage, up to this chunk's first sample
+                // (its time by the new stream's clock), and the next frame is flagged.
+                gapSince = nil
+                let startNs = end.timeNs &- UInt64(Double(count / mixer.channels) * end.nanosecondsPerSample)
+                let outage = since > 0 && startNs > since ? startNs - since : 0
+                pipeline.markDiscontinuity(skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
+                end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
+            }
             lastChunkEndNs = end.timeNs
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
