@@ -27,5 +27,7 @@ let package = Package(
         fuzzTarget("FuzzPushPCM"),
         // AudioFrames arriving in any order, at any times, between pulls of a jitter buffer.
         fuzzTarget("FuzzJitterBuffer"),
+        // AudioFrames of any bytes into an RTP packetizer, with any room for the packet.
+        fuzzTarget("FuzzRTPPacketizer"),
     ]
 )

@@ -69,3 +69,9 @@ for fmt, channels, rate, count in [(1, 2, 48000, 480), (2, 2, 48000, 480), (1, 1
                                    (2, 1, 44100, 441), (2, 2, 96000, 960), (1, 2, 8000, 81)]:
     write("push-pcm", f"f{fmt}-c{channels}-r{rate}", bytes([fmt, channels, rates.index(rate)]) + tone_bytes(fmt, channels, rate, count))
 write("push-pcm", "odd-bytes-then-stop", bytes([1 | 8, 2, rates.index(48000)]) + b"\x01\x02\x03")
+
+# RTP packetizer: a setup byte (bit 0 abs-capture-time, bits 1-2 a declared format), then frames as above.
+write("rtp-packetizer", "stereo-in-order", b"\x00" + sequence(frames[:6]))
+write("rtp-packetizer", "abs-time-gap-restart-small-room", b"\x01" + sequence(
+    [frames[0], frames[1], frame(30, 3, packet(30, 1000, 0.5)), frames[0]]) + struct.pack("<H", 0x8000 | len(frames[2])) + frames[2])
+write("rtp-packetizer", "declared-surround-gets-stereo", b"\x04" + sequence(frames[:2]))

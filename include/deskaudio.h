@@ -124,6 +124,10 @@ typedef enum deskaudio_status {
     DESKAUDIO_ERROR_FRAME_VERSION = -13,
     /** AudioFrame bytes: a header field with a value the version does not allow. */
     DESKAUDIO_ERROR_FRAME_FIELD = -14,
+    /** The caller's buffer cannot hold the packet or text (its DESKAUDIO_RTP_MAX_* size always can). */
+    DESKAUDIO_ERROR_BUFFER_TOO_SMALL = -15,
+    /** RTP: a frame whose channels differ from the stream's (a surround frame into a stereo stream). */
+    DESKAUDIO_ERROR_RTP_FORMAT = -16,
 } deskaudio_status;
 
 /**
@@ -1540,6 +1544,103 @@ DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_feed(deskaudio_remote_mic *microph
  * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
  */
 DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_get_stats(deskaudio_remote_mic *microphone, deskaudio_remote_mic_stats *stats);
+
+/* ======================================================================================
+ * 8. RTP: AudioFrames as standard RTP packets (RFC 3550, RFC 7587) and the SDP that describes them
+ * ====================================================================================== */
+
+/**
+ * Bytes that always hold one packet from deskaudio_rtp_packetize(): the RTP header, the
+ * abs-capture-time extension and a 7.1 frame's largest Opus multistream packet.
+ */
+#define DESKAUDIO_RTP_MAX_PACKET 6411
+
+/** Bytes that always hold deskaudio_rtp_sdp()'s text and its terminating NUL. */
+#define DESKAUDIO_RTP_MAX_SDP 1024
+
+/**
+ * Turns one stream of AudioFrames into RTP packets for a WebRTC, RTSP or plain RTP stack
+ * (docs/rtp.md). Use it from one thread at a time (the frame callback's, typically).
+ */
+typedef struct deskaudio_rtp_packetizer deskaudio_rtp_packetizer;
+
+/**
+ * Creates a packetizer for one RTP stream: `payload_type` a dynamic one (96-127, or 35-63),
+ * `ssrc` the stream's identifier (0: one at random). The first sequence number and
+ * timestamp are random. The stream is stereo Opus with 10 ms packets unless
+ * deskaudio_rtp_packetizer_set_format() declares otherwise or the first frame is surround.
+ * NULL on failure (deskaudio_last_error() says why). Free it with
+ * deskaudio_rtp_packetizer_destroy().
+ *
+ * @param payload_type the RTP payload type the receiver expects (its SDP's).
+ * @param ssrc the synchronization source identifier, or 0 for a random one.
+ * @return a new packetizer, or NULL (DESKAUDIO_ERROR_INVALID_ARGUMENT for a payload type out of range).
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT deskaudio_rtp_packetizer *deskaudio_rtp_packetizer_create(uint8_t payload_type, uint32_t ssrc);
+
+/**
+ * Declares the stream's channels (1, 2, 6 or 8) and samples per packet (120, 240, 480 or
+ * 960 at 48 kHz) before the first packet, so that deskaudio_rtp_sdp() can describe a stream
+ * no frame has reached yet (a 5.1 or 7.1 one, or frames other than 10 ms). Without it the
+ * first frame sets them. Frames of other channels are refused afterwards.
+ *
+ * @param packetizer the packetizer (not NULL).
+ * @param channels 1, 2, 6 or 8.
+ * @param frame_samples samples per channel in each packet: 120, 240, 480 or 960.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (a value out of range, or a packet already made).
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_rtp_packetizer_set_format(deskaudio_rtp_packetizer *packetizer, int32_t channels, int32_t frame_samples);
+
+/**
+ * Puts the abs-capture-time header extension (the frame's capture time as an NTP timestamp,
+ * RFC 8285 one-byte form) on every packet from now on, under `extension_id` (1-14, as the
+ * SDP's a=extmap names it); 0 takes it off.
+ *
+ * @param packetizer the packetizer (not NULL).
+ * @param extension_id 1 to 14, or 0 for no extension.
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_rtp_packetizer_set_abs_capture_time(deskaudio_rtp_packetizer *packetizer, int32_t extension_id);
+
+/**
+ * Writes the RTP packet for one AudioFrame into `out`: the header (timestamp from the
+ * frame's sample clock, so a gate gap advances it by the gap and sets the marker bit on the
+ * first packet after it; sequence numbers with no hole for the gate), then the frame's Opus
+ * packet byte for byte. Returns the packet's length. On failure nothing is written and the
+ * stream goes on as if the frame had not been given.
+ *
+ * @param packetizer the packetizer (not NULL).
+ * @param frame the AudioFrame (not NULL); the caller's.
+ * @param frame_len bytes at `frame`.
+ * @param out where the packet goes (not NULL).
+ * @param out_cap bytes at `out`; DESKAUDIO_RTP_MAX_PACKET always suffices.
+ * @return the packet's length in bytes, or DESKAUDIO_ERROR_BUFFER_TOO_SMALL, DESKAUDIO_ERROR_RTP_FORMAT (a frame of other channels than the stream's), a DESKAUDIO_ERROR_FRAME_* code, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_rtp_packetize(deskaudio_rtp_packetizer *packetizer, const uint8_t *frame, size_t frame_len, uint8_t *out, size_t out_cap);
+
+/**
+ * Writes the SDP of the stream sent to `address` (IPv4, IPv6 or a host name) and `port`
+ * into `out`, NUL-terminated: what ffmpeg, GStreamer or an SFU's RTP input reads, and whose
+ * media section (from "m=") a WebRTC offer takes. Stereo and mono as opus/48000/2 with
+ * stereo and sprop-stereo; 5.1 and 7.1 as multiopus with num_streams, coupled_streams and
+ * channel_mapping; ptime and minptime the frame length; a=extmap when abs-capture-time is on.
+ * Returns the text's length, without the NUL.
+ *
+ * @param packetizer the packetizer (not NULL).
+ * @param address where the receiver listens (not NULL).
+ * @param port the receiver's UDP port.
+ * @param out where the text goes (not NULL).
+ * @param out_cap bytes at `out`; DESKAUDIO_RTP_MAX_SDP always suffices.
+ * @return the length written (without the NUL), or DESKAUDIO_ERROR_BUFFER_TOO_SMALL or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_rtp_sdp(deskaudio_rtp_packetizer *packetizer, const char *address, uint16_t port, char *out, size_t out_cap);
+
+/**
+ * Frees a packetizer; NULL is ignored.
+ *
+ * @param packetizer the packetizer to free; NULL is ignored.
+ */
+DESKAUDIO_EXPORT void deskaudio_rtp_packetizer_destroy(deskaudio_rtp_packetizer *packetizer);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,10 @@ public enum deskaudio_status: Int32, CaseIterable {
     case DESKAUDIO_ERROR_FRAME_VERSION = -13
     /// AudioFrame bytes: a header field with a value the version does not allow.
     case DESKAUDIO_ERROR_FRAME_FIELD = -14
+    /// The caller's buffer cannot hold the packet or text (its DESKAUDIO_RTP_MAX_* size always can).
+    case DESKAUDIO_ERROR_BUFFER_TOO_SMALL = -15
+    /// RTP: a frame whose channels differ from the stream's (a surround frame into a stereo stream).
+    case DESKAUDIO_ERROR_RTP_FORMAT = -16
 }
 
 extension deskaudio_status {
@@ -55,6 +59,8 @@ extension deskaudio_status {
         case .invalidFrame(.wrongMagic): self = .DESKAUDIO_ERROR_FRAME_MAGIC
         case .invalidFrame(.unknownVersion): self = .DESKAUDIO_ERROR_FRAME_VERSION
         case .invalidFrame(.invalidField): self = .DESKAUDIO_ERROR_FRAME_FIELD
+        case .bufferTooSmall: self = .DESKAUDIO_ERROR_BUFFER_TOO_SMALL
+        case .formatMismatch: self = .DESKAUDIO_ERROR_RTP_FORMAT
         }
     }
 
@@ -76,6 +82,8 @@ extension deskaudio_status {
         case .DESKAUDIO_ERROR_FRAME_MAGIC: "not an AudioFrame"
         case .DESKAUDIO_ERROR_FRAME_VERSION: "unknown AudioFrame version"
         case .DESKAUDIO_ERROR_FRAME_FIELD: "invalid AudioFrame field"
+        case .DESKAUDIO_ERROR_BUFFER_TOO_SMALL: "buffer too small"
+        case .DESKAUDIO_ERROR_RTP_FORMAT: "frame does not fit the RTP stream"
         }
     }
 }

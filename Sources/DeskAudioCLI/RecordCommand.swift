@@ -59,10 +59,7 @@ struct RecordCommand: ParsableCommand {
     private var surroundStreams: OpusFrameEncoder.SurroundStreams { discrete ? .discrete : .coupled }
 
     /// The frame length --frame-ms names.
-    private var frameDuration: FrameDuration? {
-        guard frameMs.isFinite, frameMs > 0, frameMs <= 20 else { return nil }
-        return FrameDuration(microseconds: Int((frameMs * 1000).rounded()))
-    }
+    private var frameDuration: FrameDuration? { FrameDuration(milliseconds: frameMs) }
 
     /// The channel choice --channels names.
     private var channelChoice: ChannelChoice? { ChannelsArgument.choice(channels) }

@@ -24,6 +24,13 @@ public enum FrameDuration: Int, CaseIterable, Sendable {
         self = match
     }
 
+    /// The frame length given in milliseconds (2.5, 5, 10 or 20), as a command line takes it;
+    /// nil for others.
+    public init?(milliseconds: Double) {
+        guard milliseconds.isFinite, milliseconds > 0, milliseconds <= 20 else { return nil }
+        self.init(microseconds: Int((milliseconds * 1000).rounded()))
+    }
+
     /// Samples per channel, at 48 kHz.
     public var samples: Int { rawValue }
     /// Interleaved floats in one frame.

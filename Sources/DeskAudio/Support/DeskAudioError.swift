@@ -20,13 +20,17 @@ public enum DeskAudioError: Error, Equatable, Sendable {
     case outOfResources(String)
     /// Bytes that are not a valid AudioFrame.
     case invalidFrame(AudioFrameParser.ParseError)
+    /// The caller's buffer cannot hold what would be written.
+    case bufferTooSmall(String)
+    /// A frame whose channels differ from those of the RTP stream it was given to.
+    case formatMismatch(String)
 
     /// A message that says what failed and why.
     public var message: String {
         switch self {
         case .invalidArgument(let text), .noServer(let text), .streamFailed(let text), .noDevice(let text),
             .timeout(let text), .encoderFailed(let text), .notSupported(let text),
-            .wrongThread(let text), .outOfResources(let text):
+            .wrongThread(let text), .outOfResources(let text), .bufferTooSmall(let text), .formatMismatch(let text):
             text
         case .invalidFrame(let error):
             error.message

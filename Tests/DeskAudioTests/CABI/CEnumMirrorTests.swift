@@ -62,6 +62,7 @@ import Testing
             .notSupported(""), .wrongThread(""), .outOfResources(""), .noDevice(""),
             .invalidFrame(.truncated(have: 0, need: 0)), .invalidFrame(.oversized(have: 0, limit: 0)),
             .invalidFrame(.wrongMagic), .invalidFrame(.unknownVersion(0)), .invalidFrame(.invalidField("")),
+            .bufferTooSmall(""), .formatMismatch(""),
         ]
         let codes = errors.map { deskaudio_status($0).rawValue }
         #expect(Set(codes).count == errors.count)

@@ -103,7 +103,8 @@ final class UDPRelay: @unchecked Sendable {
         }
     }
 
-    private static func loopback(_ port: UInt16) -> sockaddr_in {
+    /// 127.0.0.1:`port`.
+    static func loopback(_ port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -111,7 +112,8 @@ final class UDPRelay: @unchecked Sendable {
         return address
     }
 
-    private static func bindLoopback(_ descriptor: Int32, port: UInt16) throws -> UInt16 {
+    /// Binds `descriptor` to 127.0.0.1:`port` (0: any free one); the port it got.
+    static func bindLoopback(_ descriptor: Int32, port: UInt16) throws -> UInt16 {
         var address = loopback(port)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) {

@@ -29,6 +29,7 @@ mod devices;
 mod error;
 mod frame;
 mod remote_mic;
+mod rtp;
 
 pub use capture::{Capture, Channels, Clock, Event, Stats};
 pub use decoder::{Decoder, DecoderOutput, DecoderStats, Pcm};
@@ -36,6 +37,7 @@ pub use devices::{apps, devices, App, Device, DeviceKind};
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameInfo};
 pub use remote_mic::{Recording, RemoteMic, RemoteMicStats};
+pub use rtp::RtpPacketizer;
 
 /// The raw C API (status codes, constants, and calls this crate does not wrap yet).
 pub use deskaudio_sys as sys;
