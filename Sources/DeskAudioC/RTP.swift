@@ -90,12 +90,8 @@ public func deskaudio_rtp_packetize(
     guard let packetizer, let frame, let out else {
         return invalidArgument("deskaudio_rtp_packetize: packetizer, frame or out is NULL")
     }
-    return valueOrStatus { () throws(DeskAudioError) in
-        Int32(
-            try rtpPacketizer(packetizer).packetize(
-                UnsafeRawBufferPointer(start: frame, count: frame_len),
-                into: UnsafeMutableRawBufferPointer(start: out, count: out_cap)))
-    }
+    let input = UnsafeRawBufferPointer(start: frame, count: frame_len)
+    return writing(packetizer, out, out_cap) { rtp, buffer throws(DeskAudioError) in try rtp.packetize(input, into: buffer) }
 }
 
 /// Writes the SDP of the stream sent to `address` (IPv4, IPv6 or a host name) and `port`
@@ -117,20 +113,11 @@ public func deskaudio_rtp_sdp(
     _ packetizer: deskaudio_rtp_packetizer?, _ address: UnsafePointer<CChar>?, _ port: UInt16,
     _ out: UnsafeMutablePointer<CChar>?, _ out_cap: size_t
 ) -> Int32 {
-    guard let packetizer, let address, let out else {
-        return invalidArgument("deskaudio_rtp_sdp: packetizer, address or out is NULL")
-    }
-    return valueOrStatus { () throws(DeskAudioError) in
-        let text = try rtpPacketizer(packetizer).sessionDescription(address: String(cString: address), port: port)
-        let bytes = Array(text.utf8)
-        guard bytes.count < out_cap else {
-            throw .bufferTooSmall("an SDP of \(bytes.count) bytes and its NUL into \(out_cap)")
-        }
-        bytes.withUnsafeBufferPointer { source in
-            UnsafeMutableRawPointer(out).copyMemory(from: source.baseAddress!, byteCount: source.count)
-        }
-        out[bytes.count] = 0
-        return Int32(bytes.count)
+    guard let packetizer, let out else { return invalidArgument("deskaudio_rtp_sdp: packetizer or out is NULL") }
+    guard let address else { return invalidArgument("deskaudio_rtp_sdp: address is NULL (the receiver's)") }
+    let receiver = String(cString: address)
+    return writing(packetizer, out, out_cap) { rtp, buffer throws(DeskAudioError) in
+        try rtp.writeSessionDescription(address: receiver, port: port, into: buffer)
     }
 }
 
@@ -145,3 +132,14 @@ public func deskaudio_rtp_packetizer_destroy(_ packetizer: deskaudio_rtp_packeti
 
 /// The RTPPacketizer behind a handle (retained by deskaudio_rtp_packetizer_create()).
 private func rtpPacketizer(_ handle: deskaudio_rtp_packetizer) -> RTPPacketizer { Handle.object(handle) }
+
+/// Runs `write` with the packetizer behind `handle` and the caller's `capacity` bytes at
+/// `out`: the byte count it wrote, or the negative status of its error.
+private func writing<Pointee>(
+    _ handle: deskaudio_rtp_packetizer, _ out: UnsafeMutablePointer<Pointee>, _ capacity: size_t,
+    _ write: (RTPPacketizer, UnsafeMutableRawBufferPointer) throws(DeskAudioError) -> Int
+) -> Int32 {
+    valueOrStatus { () throws(DeskAudioError) in
+        Int32(try write(rtpPacketizer(handle), UnsafeMutableRawBufferPointer(start: out, count: capacity)))
+    }
+}

@@ -154,6 +154,22 @@ public final class RTPPacketizer {
         ).text(address: address, port: port)
     }
 
+    /// Writes `sessionDescription(address:port:)` into `buffer`, NUL-terminated, as C
+    /// callers take it; returns its length without the NUL. Throws `.bufferTooSmall` when the
+    /// text and its NUL do not fit (1024 bytes always do).
+    public func writeSessionDescription(address: String, port: UInt16, into buffer: UnsafeMutableRawBufferPointer)
+        throws(DeskAudioError) -> Int
+    {
+        let text = try sessionDescription(address: address, port: port)
+        let count = text.utf8.count
+        guard count < buffer.count, let base = buffer.baseAddress else {
+            throw .bufferTooSmall("an SDP of \(count) bytes and its NUL into \(buffer.count)")
+        }
+        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]).copyBytes(from: text.utf8)
+        base.storeBytes(of: 0, toByteOffset: count, as: UInt8.self)
+        return count
+    }
+
     /// The RFC 8285 one-byte extension block with the abs-capture-time element: the capture
     /// time as a 64-bit NTP timestamp (seconds since 1900, 32.32 fixed point).
     private func writeAbsCaptureTime(_ captureTimeNs: UInt64, at pointer: UnsafeMutableRawPointer) {
