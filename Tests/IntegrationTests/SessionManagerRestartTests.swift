@@ -58,11 +58,11 @@ extension RealServerTests {
             #expect(status == 0, "audio-rig \(command) exited with \(status)")
         }
 
-        /// The PipeWire daemon's thread stacks (gdb, where the machine has it), to tell a hang
-        /// in the server from one in the library when the daemon stops answering.
-        static func daemonStacks(_ directory: String) -> String {
-            guard let pid = try? String(contentsOfFile: directory + "/pipewire.pid", encoding: .utf8) else {
-                return "(no pipewire.pid in \(directory))"
+        /// The thread stacks of the rig's `process` (gdb, where the machine has it), to tell a
+        /// hang in the server or the session manager from one in the library.
+        static func stacks(of process: String, in directory: String) -> String {
+            guard let pid = try? String(contentsOfFile: "\(directory)/\(process).pid", encoding: .utf8) else {
+                return "(no \(process).pid in \(directory))"
             }
             let pidArgument = pid.trimmingCharacters(in: .whitespacesAndNewlines)
             let gdb = try? ExternalTools.run(["timeout", "20", "gdb", "-p", pidArgument, "-batch", "-ex", "thread apply all bt"])
@@ -97,7 +97,14 @@ extension RealServerTests {
             // Whether the daemon answers a new client's round trip at all (one run here: a
             // pw-cli waited on it for good, and pw-metadata above listed no property).
             let daemonAnswers = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-cli", "info", "0"]))?.status == 0 ? "yes" : "no, not within 5 s")
-            if daemonAnswers.hasPrefix("no") { print("the daemon's threads, where it hangs:\n\(Self.daemonStacks(directory))") }
+            if daemonAnswers.hasPrefix("no") {
+                // (One CI run: the daemon's threads both idle in epoll_wait, so also WirePlumber's.)
+                for process in ["pipewire", "wireplumber"] {
+                    print("\(process)'s threads:\n\(Self.stacks(of: process, in: directory))")
+                    let log = (try? String(contentsOfFile: "\(directory)/\(process).log", encoding: .utf8)) ?? ""
+                    print("\(process)'s log, last lines:\n\(log.split(separator: "\n").suffix(15).joined(separator: "\n"))")
+                }
+            }
             #expect(
                 nativeFlows,
                 "native app audio flows again; its frames: \(native.frames.count), its events: \(native.notices.events.map { "\($0.kind) \($0.text)" }); its log: \(native.notices.messages.map(\.text)); the default metadata: \(metadata); the daemon answers a new client: \(daemonAnswers)")
