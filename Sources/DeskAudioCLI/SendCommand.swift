@@ -10,7 +10,13 @@ struct SendCommand: ParsableCommand {
         commandName: "send",
         abstract: "Capture app audio and/or the microphone and send it over UDP, as AudioFrames or as RTP, until Ctrl-C or --seconds.",
         discussion: """
-            --to: one AudioFrame per datagram, exactly the bytes a host's frame callback gets             (10 ms of 48 kHz stereo Opus unless --channels or --frame-ms say otherwise; zero             gate: nothing is sent through long silence); `deskaudio receive` on the other             machine plays it. --rtp: one RTP packet per frame (the frame's Opus packet, RFC             7587; 5.1 and 7.1 as WebRTC's multiopus), played by ffmpeg, GStreamer or an SFU             from the SDP --sdp writes (docs/rtp.md). No encryption and no retransmission: for             a network you trust.
+            --to: one AudioFrame per datagram, exactly the bytes a host's frame callback gets \
+            (10 ms of 48 kHz stereo Opus unless --channels or --frame-ms say otherwise; zero \
+            gate: nothing is sent through long silence); `deskaudio receive` on the other \
+            machine plays it. --rtp: one RTP packet per frame (the frame's Opus packet, RFC \
+            7587; 5.1 and 7.1 as WebRTC's multiopus), played by ffmpeg, GStreamer or an SFU \
+            from the SDP --sdp writes (docs/rtp.md). No encryption and no retransmission: for \
+            a network you trust.
 
             Examples:
               deskaudio send --to 192.168.1.20:5004              # what this machine plays
