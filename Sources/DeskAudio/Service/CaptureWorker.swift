@@ -121,11 +121,13 @@ final class CaptureWorker: @unchecked Sendable {
             if let since = gapSince {
                 // The sample clock moves on by the outage, up to this chunk's first sample
                 // (its time by the new stream's clock), and the next frame is flagged.
+                // (Only the sample clock moves: the last mapping was dropped at the break, so
+                // the chunk's time does not depend on it.)
                 gapSince = nil
-                let startNs = end.timeNs &- UInt64(Double(count / mixer.channels) * end.nanosecondsPerSample)
+                let startNs = end.timeNs &- UInt64(Double(count / pipeline.channels) * end.nanosecondsPerSample)
                 let outage = since > 0 && startNs > since ? startNs - since : 0
                 pipeline.markDiscontinuity(skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
-                end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
+                end.sampleClock = sampleClock(afterChunkOf: count)
             }
             lastChunkEndNs = end.timeNs
             pipeline.process(
@@ -155,7 +157,7 @@ final class CaptureWorker: @unchecked Sendable {
     // mapping; before any, estimated from now, less the audio still waiting in the rings
     // (captured after this chunk ended). Call before the chunk is processed.
     private func chunkEnd(timing: Int?, readBefore: Int, floats: Int) -> CaptureClock {
-        let endSample = pipeline.samplesProcessed + UInt64(floats / pipeline.channels)
+        let endSample = sampleClock(afterChunkOf: floats)
         if let timing {
             let ring = inputs.ring(timing)
             let readAfter = ring.readFloats
@@ -185,5 +187,10 @@ final class CaptureWorker: @unchecked Sendable {
             sampleClock: endSample, timeNs: MonotonicClock.nowNs() &- laterNs,
             nanosecondsPerSample: FramePipeline.nominalNanosecondsPerSample, rateErrorPPM: 0, jitterNs: 0, relocks: 0,
             origin: .arrival)
+    }
+
+    /// The sample clock just after a chunk of `floats` that is still to be processed.
+    private func sampleClock(afterChunkOf floats: Int) -> UInt64 {
+        pipeline.samplesProcessed + UInt64(floats / pipeline.channels)
     }
 }
