@@ -30,19 +30,8 @@ public struct RTPStreamFormat: Equatable, Sendable {
         }
         self.channels = channels
         self.frameSamples = frameSamples
-        mapping = RTPStreamFormat.encoderMapping(layout)
-    }
-
-    /// The mapping the library's encoder gives `layout` by default (libopus's surround
-    /// encoder, family 1, coupled streams: RTPPacketizerTests checks it against the encoder);
-    /// nil for mono and stereo.
-    static func encoderMapping(_ layout: ChannelLayout) -> OpusChannelMapping? {
-        switch layout {
-        case .mono, .stereo: nil
-        case .surround51: OpusChannelMapping(family: 1, streams: 4, coupledStreams: 2, table: [0, 4, 1, 2, 3, 5], channels: 6)
-        case .surround71:
-            OpusChannelMapping(family: 1, streams: 5, coupledStreams: 3, table: [0, 6, 1, 2, 3, 4, 5, 7], channels: 8)
-        }
+        // The mapping is libopus's, as the library's encoder gets it (made once, not per packet).
+        mapping = layout.mappingFamily == 0 ? nil : try OpusFrameEncoder(layout: layout).mapping
     }
 
     /// The format of the stream a frame with `header` belongs to.
