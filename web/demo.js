@@ -13,6 +13,7 @@ const SHOWN = [
   ["delay p99 (ms)", "delayP99Ms"],
   ["output latency (ms)", "outputLatencyMs"],
   ["buffered (ms)", "bufferedMs"],
+  ["jitter covered (ms)", "jitterMs"],
   ["frames played", "framesPlayed"],
   ["lost", "framesLost"],
   ["concealed", "framesConcealed"],

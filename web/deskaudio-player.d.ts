@@ -76,6 +76,9 @@ export interface PlayerStats {
   delayP99Ms: number;
   /** Audio waiting to play, ms. */
   bufferedMs: number;
+  /** The arrival jitter the delay covers: the widest spread of a second's transit times
+   *  (arrival less the sender's sample time) over the last 20 s, ms. */
+  jitterMs: number;
   /** Playback speed against the sender's clock (drift and delay control), about 1. */
   rate: number;
   /** Peak sample of the output since the last report, 0 to 1. */

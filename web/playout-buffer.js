@@ -5,18 +5,25 @@
 //
 // How it plays:
 // - Frames are put back in sequence order and played `delay` after they arrive. The delay is
-//   the smallest that covers the arrival jitter seen: a frame that misses its turn is played
-//   concealed and the delay grows by what it lacked; when the least slack over the last
-//   seconds stays above the margin, playback runs up to 0.3 % fast until it is back (a pitch
-//   change under 6 cents), and a frame is dropped when it is more than two frames above.
-// - Clock drift between the sender's 48 kHz and this output is absorbed by the same rate
-//   control (a proportional-integral loop on the slack), so the delay does not creep.
+//   the smallest that covers the arrival jitter seen over the last 20 s: a frame that misses
+//   its turn is played concealed and the delay grows by what it lacked. The jitter is the
+//   widest spread of a second's transit times (arrival less the sender's sample time) in those 20 s,
+//   so a stall that recurs every few seconds (a busy core, a garbage collection) is kept
+//   covered instead of forgotten and concealed again each time. When the least slack of the
+//   last seconds stays above the margin (plus the jitter of the 20 s they did not see), playback
+//   runs up to 0.3 % fast until it is back (a pitch change under 6 cents), and a frame is
+//   dropped when it is more than two frames above.
+// - Clock drift between the sender's 48 kHz and this output is measured, not waited for: the
+//   earliest transit of each second (arrival less the sender's sample time) drifts by the
+//   clocks' difference, and a line fitted through the last 20 s of them gives the playback
+//   rate that keeps the delay still, so it does not creep over an hour. Stalls leave the
+//   earliest transits alone, so they do not move the rate.
 // - A frame lost in transit (a hole in the sequence, later frames already here) is concealed
 //   by repeating the last pitch period of what played (waveform substitution), fading out
 //   over 60 ms; after 100 ms of concealment the buffer plays silence and waits.
 // - The sender's zero gate leaves no hole in the sequence: its silence is played as silence
-//   and never counted as loss. The frame that ends it (AFTER_GAP) starts playback again after
-//   the current start delay.
+//   and never counted as loss. The frame that ends it (AFTER_GAP) starts playback again with
+//   the delay the sound stopped with (or, if it came later than that allows, the margin).
 
 const RATE = 48000;
 const CHANNELS = 2;
@@ -25,6 +32,8 @@ const HISTORY = 1024; // samples of what played, for concealment
 const CROSSFADE = 48; // 1 ms
 const MAX_CONCEALED_RUN_MS = 100;
 const SLACK_WINDOW = 256; // frames whose slack the rate control looks at
+const JITTER_SECONDS = 20; // seconds of arrival jitter the delay covers
+const RECENT_SECONDS = 3; // about the rate control's window of frames (SLACK_WINDOW)
 const DELAY_WINDOW = 1024; // frames whose delay the p99 is taken over
 
 /** The counts and figures a viewer can show. */
@@ -50,6 +59,8 @@ export class PlayoutStats {
     this.delayP99Ms = 0;
     /** Audio waiting to be played, in ms. */
     this.bufferedMs = 0;
+    /** The arrival jitter the delay covers: a second's widest transit spread in the last 20 s, ms. */
+    this.jitterMs = 0;
     /** Playback speed now: 1 plays at the sender's rate (drift and delay control move it). */
     this.rate = 1;
   }
@@ -80,10 +91,20 @@ export class PlayoutBuffer {
     this.lastWasAudible = false;
     this.slacks = new Float64Array(SLACK_WINDOW);
     this.slackCount = 0;
+    // Each past second's transits (arrival less the sender's sample time, ms): their spread,
+    // and the earliest with the sender's time of its frame.
+    this.spreads = new Float64Array(JITTER_SECONDS);
+    this.earliest = new Float64Array(JITTER_SECONDS);
+    this.earliestAt = new Float64Array(JITTER_SECONDS);
+    this.secondCount = 0;
+    this.secondLow = Infinity; // this second's transits so far
+    this.secondLowAt = 0;
+    this.secondHigh = -Infinity;
+    this.secondMs = 0;
+    this.lastTransitMs = 0;
     this.delays = new Float64Array(DELAY_WINDOW);
     this.delaySorted = new Float64Array(DELAY_WINDOW);
     this.delayCount = 0;
-    this.integral = 0;
     this.framesSinceControl = 0;
     this.received = new Uint8Array(4096); // seen-bitmap of recent sequence numbers
     this.firstSequence = null;
@@ -181,7 +202,8 @@ export class PlayoutBuffer {
       this.insertedFor = null;
       if (frame.afterGap) this.stats.gaps++;
       this.appendFrame(frame);
-      this.controlDelay(playMs - frame.arrivalMs);
+      const sentMs = frame.sampleClock / (RATE / 1000);
+      this.controlDelay(playMs - frame.arrivalMs, frame.arrivalMs - sentMs, sentMs);
       this.playOffsetMs = playMs - frame.sampleClock / (RATE / 1000);
       return true;
     }
@@ -233,59 +255,120 @@ export class PlayoutBuffer {
 
   // When to start playing `first`. After a silence, at the same offset from the sender's
   // sample clock as the frames before it (so the sound comes back with the delay it had: the
-  // sample clock runs on through a gap), unless that leaves less than the margin; else once it
-  // has waited the start delay.
+  // sample clock runs on through a gap), or as soon after as the margin allows when it came
+  // too late for that (a stall as it came back: what it adds is what it was late, no more);
+  // at the start, or when the sender's clock is not the one before, once it has waited the
+  // start delay.
   startTime(first) {
-    const resumeMs = first.sampleClock / (RATE / 1000) + this.playOffsetMs;
-    if (this.playOffsetMs !== null && resumeMs - first.arrivalMs >= this.marginMs
-        && resumeMs - first.arrivalMs <= this.maxDelayMs) {
-      return resumeMs;
+    if (this.playOffsetMs !== null) {
+      const resumeMs = first.sampleClock / (RATE / 1000) + this.playOffsetMs;
+      if (Math.abs(resumeMs - first.arrivalMs) <= this.maxDelayMs) {
+        return Math.max(resumeMs, first.arrivalMs + this.marginMs);
+      }
     }
     return first.arrivalMs + this.startDelay();
   }
 
-  // The delay a first start waits: the slack control's view of the jitter, or the initial delay.
+  // The delay a first start waits: the jitter of the last 20 s and the margin, or the
+  // initial delay.
   startDelay() {
     if (this.slackCount < 16) return this.startDelayMs;
-    const { low, high } = this.slackSpread();
-    return Math.min(this.maxDelayMs, Math.max(this.marginMs, high - low + this.marginMs));
+    return Math.min(this.maxDelayMs, Math.max(this.marginMs, this.jitterMs() + this.marginMs));
   }
 
-  // The least and the greatest slack of the recent frames: their spread is the jitter.
-  slackSpread() {
-    const count = Math.min(this.slackCount, SLACK_WINDOW);
-    let low = Infinity;
-    let high = -Infinity;
-    for (let index = 0; index < count; index++) {
-      const slack = this.slacks[index];
-      if (slack < low) low = slack;
-      if (slack > high) high = slack;
+  // The arrival jitter of the last `seconds` (this one and those before it, up to 20): the
+  // widest spread of a second's transit times (arrival less the sender's sample time, so the
+  // player's own delay steps do not count).
+  jitterMs(seconds = JITTER_SECONDS) {
+    let widest = this.secondHigh - this.secondLow;
+    if (!(widest > 0)) widest = 0;
+    const count = Math.min(this.secondCount, JITTER_SECONDS, seconds - 1);
+    for (let back = 1; back <= count; back++) {
+      widest = Math.max(widest, this.spreads[(this.secondCount - back) % JITTER_SECONDS]);
     }
-    return { low, high };
+    return widest;
   }
 
-  // Rate control on the least slack: above the margin, play faster; below, slower.
-  controlDelay(slackMs) {
+  // How much faster than this output the sender's clock runs (0.001: 0.1 % fast), from the
+  // slope of the last 20 s of each second's earliest transit; 0 until there are 5 seconds.
+  senderSkew() {
+    const count = Math.min(this.secondCount, JITTER_SECONDS);
+    if (count < 5) return 0;
+    let meanAt = 0;
+    let meanTransit = 0;
+    for (let index = 0; index < count; index++) {
+      meanAt += this.earliestAt[index] / count;
+      meanTransit += this.earliest[index] / count;
+    }
+    let covariance = 0;
+    let variance = 0;
+    for (let index = 0; index < count; index++) {
+      const at = this.earliestAt[index] - meanAt;
+      covariance += at * (this.earliest[index] - meanTransit);
+      variance += at * at;
+    }
+    // A transit that falls by 1 ms per second of the sender's time: a sender 0.1 % fast.
+    return variance > 0 ? clamp(-covariance / variance, -0.005, 0.005) : 0;
+  }
+
+  // Keeps a frame's slack for the rate control's recent window, and its transit in this
+  // second's spread.
+  recordArrival(slackMs, transitMs, sentMs) {
     this.slacks[this.slackCount % SLACK_WINDOW] = slackMs;
     this.slackCount++;
+    if (Math.abs(transitMs - this.lastTransitMs) > 1000) {
+      // A new sender clock (a restarted sender) or an outage of over a second: what the
+      // transits said before says nothing now.
+      this.secondCount = 0;
+      this.secondLow = Infinity;
+      this.secondHigh = -Infinity;
+      this.secondMs = 0;
+    }
+    this.lastTransitMs = transitMs;
+    if (transitMs < this.secondLow) {
+      this.secondLow = transitMs;
+      this.secondLowAt = sentMs;
+    }
+    this.secondHigh = Math.max(this.secondHigh, transitMs);
+    this.secondMs += this.lastFrameMs || 10;
+    if (this.secondMs >= 1000) {
+      const at = this.secondCount % JITTER_SECONDS;
+      this.spreads[at] = this.secondHigh - this.secondLow;
+      this.earliest[at] = this.secondLow;
+      this.earliestAt[at] = this.secondLowAt;
+      this.secondCount++;
+      this.secondLow = Infinity;
+      this.secondHigh = -Infinity;
+      this.secondMs = 0;
+    }
+  }
+
+  // Rate control: the sender's clock, and faster when the least slack of the recent frames
+  // is above the margin. Jitter the last 20 s saw and the recent frames did not (a stall that
+  // comes back every few seconds) is kept as slack above the margin.
+  controlDelay(slackMs, transitMs, sentMs) {
+    this.recordArrival(slackMs, transitMs, sentMs);
     this.delays[this.delayCount % DELAY_WINDOW] = Math.max(0, slackMs);
     this.delayCount++;
     this.stats.delayMs = Math.max(0, slackMs);
     if (++this.framesSinceControl < 10) return;
     this.framesSinceControl = 0;
     this.stats.delayP99Ms = this.delayP99();
+    this.stats.jitterMs = this.jitterMs();
     const count = Math.min(this.slackCount, SLACK_WINDOW);
     if (count < 32) return;
     let low = Infinity;
     for (let index = 0; index < count; index++) low = Math.min(low, this.slacks[index]);
-    const excessMs = low - this.marginMs;
+    const unseenJitterMs = Math.max(0, this.jitterMs() - this.jitterMs(RECENT_SECONDS));
+    const excessMs = low - this.marginMs - unseenJitterMs;
     if (excessMs > 2 * (this.lastFrameMs || 10) + 5 && this.nextFrameWaiting()) {
       this.dropNextFrame();
       for (let index = 0; index < count; index++) this.slacks[index] -= this.lastFrameMs || 10;
       return;
     }
-    this.integral = clamp(this.integral + excessMs * 5e-6, -0.002, 0.002);
-    this.stats.rate = 1 + clamp(excessMs * 3e-4 + this.integral, -0.003, 0.003);
+    // Too little slack is not made up here: the frame that misses its turn is concealed and
+    // the delay grows by what it lacked.
+    this.stats.rate = 1 + clamp(this.senderSkew() + Math.max(0, excessMs) * 3e-4, -0.003, 0.003);
   }
 
   delayP99() {

@@ -116,8 +116,14 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     # The target is 60 ms; Chromium's own output buffer on PulseAudio takes 43-60 ms of it
     # from run to run (its outputLatency; docs/web-player.md). What is ours (capture, frames,
     # the player's delay) is bounded here, so that it cannot grow unseen.
+    # The player's delay covers the arrival jitter it measured (jitterMs, printed): on a quiet
+    # loopback 30 ms in one run. With one core of two kept busy (stress-ng), the player's delay
+    # grew to 60 and 259 ms in two runs (309 ms of jitter measured in the second) while the
+    # host's frames reached a Python WebSocket client within 9 ms of each other: the jitter is
+    # Chromium's own threads waiting for the core. The bound stays the issue's.
     ours = p99 - player_stats.get("outputLatencyMs", 0)
-    check(ours <= 60, f"sink-to-sink latency p99 on loopback less Chromium's output latency: {ours:.1f} ms (60 allowed)")
+    check(ours <= 60, f"sink-to-sink latency p99 on loopback less Chromium's output latency: {ours:.1f} ms (60 "
+          f"allowed; the player measured {player_stats.get('jitterMs', 0):.1f} ms of arrival jitter)")
 
 
 def relayed(deskaudio, host, browser_env, work):
