@@ -97,7 +97,15 @@ extension RealServerTests {
             // Whether the daemon answers a new client's round trip at all (one run here: a
             // pw-cli waited on it for good, and pw-metadata above listed no property).
             let daemonAnswers = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-cli", "info", "0"]))?.status == 0 ? "yes" : "no, not within 5 s")
+            // PipeWire's metadata module marks a client that binds a metadata busy (its socket
+            // is not read) until the metadata's owner, WirePlumber, answers a ping: a round trip
+            // that binds no metadata (pw-link lists ports) tells that from a daemon that answers
+            // no one.
+            let answersWithoutMetadata = daemonAnswers.hasPrefix("no")
+                ? ((try? ExternalTools.run(["timeout", "5", "pw-link", "--output"]))?.status == 0 ? "yes" : "no, not within 5 s")
+                : ""
             if daemonAnswers.hasPrefix("no") {
+                print("the daemon answers a round trip that binds no metadata (pw-link --output): \(answersWithoutMetadata)")
                 // (One CI run: the daemon's threads both idle in epoll_wait, so also WirePlumber's.)
                 for process in ["pipewire", "wireplumber"] {
                     print("\(process)'s threads:\n\(Self.stacks(of: process, in: directory))")
