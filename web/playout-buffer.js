@@ -7,12 +7,12 @@
 // - Frames are put back in sequence order and played `delay` after they arrive. The delay is
 //   the smallest that covers the arrival jitter seen over the last 20 s: a frame that misses
 //   its turn is played concealed and the delay grows by what it lacked. The jitter is the
-//   widest spread of a second's transit times (arrival less the sender's sample time) in those 20 s,
-//   so a stall that recurs every few seconds (a busy core, a garbage collection) is kept
-//   covered instead of forgotten and concealed again each time. When the least slack of the
-//   last seconds stays above the margin (plus the jitter of the 20 s they did not see), playback
-//   runs up to 0.3 % fast until it is back (a pitch change under 6 cents), and a frame is
-//   dropped when it is more than two frames above.
+//   widest spread of a second's transit times (arrival less the sender's sample time) in
+//   those 20 s, so a stall that recurs every few seconds (a busy core, a garbage collection)
+//   is kept covered instead of forgotten and concealed again each time. When the least slack
+//   of the last seconds stays above the margin (plus the jitter of the 20 s they did not
+//   see), playback runs up to 0.3 % fast until it is back (a pitch change under 6 cents), and
+//   a frame is dropped when it is more than two frames above.
 // - Clock drift between the sender's 48 kHz and this output is measured, not waited for: the
 //   earliest transit of each second (arrival less the sender's sample time) drifts by the
 //   clocks' difference, and a line fitted through the last 20 s of them gives the playback
@@ -59,7 +59,7 @@ export class PlayoutStats {
     this.delayP99Ms = 0;
     /** Audio waiting to be played, in ms. */
     this.bufferedMs = 0;
-    /** The arrival jitter the delay covers: a second's widest transit spread in the last 20 s, ms. */
+    /** The arrival jitter the delay covers, ms: a second's widest transit spread in 20 s. */
     this.jitterMs = 0;
     /** Playback speed now: 1 plays at the sender's rate (drift and delay control move it). */
     this.rate = 1;
@@ -97,10 +97,9 @@ export class PlayoutBuffer {
     this.earliest = new Float64Array(JITTER_SECONDS);
     this.earliestAt = new Float64Array(JITTER_SECONDS);
     this.secondCount = 0;
-    this.secondLow = Infinity; // this second's transits so far
-    this.secondLowAt = 0;
-    this.secondHigh = -Infinity;
-    this.secondMs = 0;
+    // This second's transits so far: the least (secondLow, of the frame sent at secondLowAt),
+    // the greatest (secondHigh), and the ms of frames they cover (secondMs).
+    this.startSecond();
     this.lastTransitMs = 0;
     this.delays = new Float64Array(DELAY_WINDOW);
     this.delaySorted = new Float64Array(DELAY_WINDOW);
@@ -204,7 +203,7 @@ export class PlayoutBuffer {
       this.appendFrame(frame);
       const sentMs = frame.sampleClock / (RATE / 1000);
       this.controlDelay(playMs - frame.arrivalMs, frame.arrivalMs - sentMs, sentMs);
-      this.playOffsetMs = playMs - frame.sampleClock / (RATE / 1000);
+      this.playOffsetMs = playMs - sentMs;
       return true;
     }
     if (this.newerWaiting()) {
@@ -320,9 +319,7 @@ export class PlayoutBuffer {
       // A new sender clock (a restarted sender) or an outage of over a second: what the
       // transits said before says nothing now.
       this.secondCount = 0;
-      this.secondLow = Infinity;
-      this.secondHigh = -Infinity;
-      this.secondMs = 0;
+      this.startSecond();
     }
     this.lastTransitMs = transitMs;
     if (transitMs < this.secondLow) {
@@ -337,10 +334,16 @@ export class PlayoutBuffer {
       this.earliest[at] = this.secondLow;
       this.earliestAt[at] = this.secondLowAt;
       this.secondCount++;
-      this.secondLow = Infinity;
-      this.secondHigh = -Infinity;
-      this.secondMs = 0;
+      this.startSecond();
     }
+  }
+
+  // A second of transits starts with none.
+  startSecond() {
+    this.secondLow = Infinity;
+    this.secondLowAt = 0;
+    this.secondHigh = -Infinity;
+    this.secondMs = 0;
   }
 
   // Rate control: the sender's clock, and faster when the least slack of the recent frames
@@ -354,12 +357,13 @@ export class PlayoutBuffer {
     if (++this.framesSinceControl < 10) return;
     this.framesSinceControl = 0;
     this.stats.delayP99Ms = this.delayP99();
-    this.stats.jitterMs = this.jitterMs();
+    const jitterMs = this.jitterMs();
+    this.stats.jitterMs = jitterMs;
     const count = Math.min(this.slackCount, SLACK_WINDOW);
     if (count < 32) return;
     let low = Infinity;
     for (let index = 0; index < count; index++) low = Math.min(low, this.slacks[index]);
-    const unseenJitterMs = Math.max(0, this.jitterMs() - this.jitterMs(RECENT_SECONDS));
+    const unseenJitterMs = Math.max(0, jitterMs - this.jitterMs(RECENT_SECONDS));
     const excessMs = low - this.marginMs - unseenJitterMs;
     if (excessMs > 2 * (this.lastFrameMs || 10) + 5 && this.nextFrameWaiting()) {
       this.dropNextFrame();
