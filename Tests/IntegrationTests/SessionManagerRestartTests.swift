@@ -69,6 +69,11 @@ extension RealServerTests {
             return gdb.map { $0.output + $0.error } ?? "(gdb did not run)"
         }
 
+        /// "yes" when the PipeWire client `command` finishes its round trip (exits 0) within 5 s.
+        static func answers(_ command: [String]) -> String {
+            (try? ExternalTools.run(["timeout", "5"] + command))?.status == 0 ? "yes" : "no, not within 5 s"
+        }
+
         @Test func aCaptureLeftUnlinkedIsReportedAndLinkedAgainWithin3sOfTheSessionManagersReturn() throws {
             let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
             defer { Self.rig("restart", directory) }  // a graph with its links, for the tests after this one
@@ -96,16 +101,13 @@ extension RealServerTests {
             let metadata = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-metadata", "-n", "default"]))?.output ?? "")
             // Whether the daemon answers a new client's round trip at all (one run here: a
             // pw-cli waited on it for good, and pw-metadata above listed no property).
-            let daemonAnswers = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-cli", "info", "0"]))?.status == 0 ? "yes" : "no, not within 5 s")
-            // PipeWire's metadata module marks a client that binds a metadata busy (its socket
-            // is not read) until the metadata's owner, WirePlumber, answers a ping: a round trip
-            // that binds no metadata (pw-link lists ports) tells that from a daemon that answers
-            // no one.
-            let answersWithoutMetadata = daemonAnswers.hasPrefix("no")
-                ? ((try? ExternalTools.run(["timeout", "5", "pw-link", "--output"]))?.status == 0 ? "yes" : "no, not within 5 s")
-                : ""
+            let daemonAnswers = nativeFlows ? "" : Self.answers(["pw-cli", "info", "0"])
             if daemonAnswers.hasPrefix("no") {
-                print("the daemon answers a round trip that binds no metadata (pw-link --output): \(answersWithoutMetadata)")
+                // PipeWire's metadata module marks a client that binds a metadata busy (its
+                // socket is not read) until the metadata's owner, WirePlumber, answers a ping: a
+                // round trip that binds no metadata (pw-link lists ports) tells that from a
+                // daemon that answers no one.
+                print("the daemon answers a round trip that binds no metadata (pw-link --output): \(Self.answers(["pw-link", "--output"]))")
                 // (One CI run: the daemon's threads both idle in epoll_wait, so also WirePlumber's.)
                 for process in ["pipewire", "wireplumber"] {
                     print("\(process)'s threads:\n\(Self.stacks(of: process, in: directory))")
