@@ -62,7 +62,8 @@ let package = Package(
         ),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "DeskAudioTests", dependencies: ["DeskAudio", "DeskAudioC", "DeskAudioCTypes", "TestSupport"]),
+        .testTarget(
+            name: "DeskAudioTests", dependencies: ["DeskAudio", "DeskAudioC", "DeskAudioCTypes", "DeskAudioCLI", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests", dependencies: ["DeskAudioC", "DeskAudioCTypes", "DeskAudio", "TestSupport"]),
     ]
