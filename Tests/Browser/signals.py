@@ -45,6 +45,28 @@ def block_levels(samples):
     return 10 * np.log10(np.mean(blocks.astype(np.float64) ** 2, axis=1) + 1e-20)
 
 
+def dropouts(samples, levels, first, last, floor):
+    """The dropouts between blocks `first` and `last`: (block, blocks, digital) for each run of
+    10 ms blocks under `floor` dBFS, `digital` when it holds 1 ms or more of exact zeros. A
+    sink fills with exact zeros where its client's samples came too late (the player on the
+    host's sink, Chromium on the browser's); what passed through Opus and the web player is
+    never exactly zero inside a tone."""
+    low = np.flatnonzero(levels[first:last] < floor) + first
+    events = []
+    for index in low:
+        if events and index == events[-1][0] + events[-1][1]:
+            events[-1][1] += 1
+        else:
+            events.append([int(index), 1])
+    result = []
+    for block, count in events:
+        part = samples[(block - 1) * BLOCK:(block + count + 1) * BLOCK]
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], (part == 0).astype(np.int8), [0]))))
+        longest_zeros = int(np.max(edges[1::2] - edges[::2])) if len(edges) else 0
+        result.append((block, count, longest_zeros >= RATE // 1000))
+    return result
+
+
 def spans(levels, threshold=-30.0):
     """(first, last) block indexes of each run of blocks above `threshold`, merging holes of
     up to 10 blocks (a dropout inside a tone is not the tone's end)."""
