@@ -31,6 +31,7 @@ const RING_SAMPLES = RATE; // 1 s of stereo samples
 const HISTORY = 1024; // samples of what played, for concealment
 const CROSSFADE = 48; // 1 ms
 const MAX_CONCEALED_RUN_MS = 100;
+const SILENCE_POWER = 1e-10; // mean square under which a frame is silence (-100 dBFS)
 const SLACK_WINDOW = 256; // frames whose slack the rate control looks at
 const JITTER_SECONDS = 20; // seconds of arrival jitter the delay covers
 const RECENT_SECONDS = 3; // about the rate control's window of frames (SLACK_WINDOW)
@@ -427,7 +428,8 @@ export class PlayoutBuffer {
       }
       this.write(l, r);
     }
-    this.lastWasAudible = energy > 0;
+    // Under -100 dBFS is silence: Opus decodes the gate's digital silence to ~1e-34, not 0.
+    this.lastWasAudible = energy > SILENCE_POWER * pcm.length;
     this.lastFrameSamples = samples;
     this.lastFrameMs = samples / (RATE / 1000);
     this.concealedRunMs = 0;

@@ -53,10 +53,16 @@ test("the zero gate: silence through the gap, no loss, the tone back promptly", 
   // of tone.
   const zero = (i) => i >= 300 && i < 1100;
   const silent = (i) => i >= 1100 && i < 1300;
-  const { levels, buffer } = run({ seconds: 16, network: () => 3, zero, silent });
+  let concealedAt13s = null;
+  const onBlock = (nowMs, buffer) => {
+    if (nowMs >= 13000 && concealedAt13s === null) concealedAt13s = buffer.stats.framesConcealed;
+  };
+  const { levels, buffer } = run({ seconds: 16, network: () => 3, zero, silent, onBlock });
   assert.equal(buffer.stats.framesLost, 0);
   assert.equal(buffer.stats.gaps, 1);
-  assert.ok(levels.slice(320, 1290).every((level) => level === 0), "silence through the gap");
+  assert.ok(levels.slice(320, 1290).every((level) => level < 1e-30), "silence through the gap");
+  // The gate's silence is waited through, not concealed (only the stream's end at 16 s is).
+  assert.equal(concealedAt13s, 0, "frames concealed by 13 s");
   // The tone stops at 3.0 s and returns at 13.0 s at the host: it comes back with the delay
   // it stopped with (the sample clock ran on through the gap), to the 10 ms block.
   const end = levels.findIndex((level, i) => i >= 250 && level < 0.01);

@@ -19,10 +19,12 @@ export function seeded(seed) {
   };
 }
 
+// A frame of the tone; at amplitude 0, what Opus decodes digital silence to (not exact zeros:
+// the gate's frames played in Chromium peaked at 2e-34).
 function toneFrame(firstSample, amplitude = 0.5) {
   const pcm = new Float32Array(FRAME * 2);
   for (let i = 0; i < FRAME; i++) {
-    const v = amplitude * Math.sin((2 * Math.PI * 1000 * (firstSample + i)) / RATE);
+    const v = amplitude === 0 ? 2e-34 * Math.sin(i) : amplitude * Math.sin((2 * Math.PI * 1000 * (firstSample + i)) / RATE);
     pcm[i * 2] = v;
     pcm[i * 2 + 1] = v;
   }
