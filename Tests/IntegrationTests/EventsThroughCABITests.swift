@@ -22,6 +22,9 @@ extension RealServerTests {
             }
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
             #expect(deskaudio_set_app_device("deskaudio_other") == deskaudio_status.DESKAUDIO_OK.rawValue)
+            // Stopped once the new device is connected: a stop before that rightly reports no
+            // connection to it (one CI run stopped 44 ms in, with only the first event).
+            #expect(waitUntil(seconds: 3) { notices.kinds.count >= 3 }, "\(notices.events)")
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             #expect(waitUntil(seconds: 2) { notices.messages.contains { $0.text == "app audio stopped" } })
 
