@@ -27,7 +27,7 @@ import numpy as np
 from frame_relay import FrameRelay
 from signals import BLOCK, block_levels, dropouts, frequency, onset, sink_to_sink, spans
 from stamped_recorder import StampedRecorder
-from web_rig import Browser, Serve, bursts, play, rig_arguments, rig_environment, silence, tone
+from web_rig import RATE, Browser, Serve, bursts, play, rig_arguments, rig_environment, silence, tone
 
 BLOCK = 480  # 10 ms
 TONE_DBFS = 20 * np.log10(0.5 / np.sqrt(2))  # a 0.5-amplitude sine: -9.03 dBFS RMS
@@ -49,6 +49,11 @@ def report_latency(path, latencies, missed, player_stats):
           f"(the browser's own output latency {player_stats.get('outputLatencyMs', 0):.1f} ms, player delay "
           f"{player_stats.get('delayMs', 0):.1f} ms)")
     return p99
+
+
+def seconds(parts):
+    """How long the concatenated `parts` (as `play` takes them) play, in seconds."""
+    return sum(len(part) for part in parts) / RATE
 
 
 def wait_measuring_jitter(player, serve, bursts_at):
@@ -84,9 +89,9 @@ def tone_and_gate(deskaudio, host, browser_env, work):
         serve.wait_for_players(1)
         tap = StampedRecorder(host["XDG_RUNTIME_DIR"])
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
-        player = play(host, os.path.join(work, "tone.wav"),
-                      silence(0.5), tone(32), silence(12), tone(4), silence(1), bursts(200), silence(0.5))
-        bursts_jitter = wait_measuring_jitter(player, serve, 49.5)
+        before_bursts = [silence(0.5), tone(32), silence(12), tone(4), silence(1)]
+        player = play(host, os.path.join(work, "tone.wav"), *before_bursts, bursts(200), silence(0.5))
+        bursts_jitter = wait_measuring_jitter(player, serve, seconds(before_bursts))
         time.sleep(1.0)
         (host_samples, host_time), (browser_samples, browser_time) = tap.finish(), heard.finish()
         stats = serve.status()
@@ -162,9 +167,9 @@ def relayed(deskaudio, host, browser_env, work):
         serve.wait_for_players(1)
         tap = StampedRecorder(host["XDG_RUNTIME_DIR"])
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
-        player = play(host, os.path.join(work, "relayed.wav"), silence(0.5), tone(20), silence(1), bursts(200),
-                      silence(0.5))
-        bursts_jitter = wait_measuring_jitter(player, serve, 21.5)
+        before_bursts = [silence(0.5), tone(20), silence(1)]
+        player = play(host, os.path.join(work, "relayed.wav"), *before_bursts, bursts(200), silence(0.5))
+        bursts_jitter = wait_measuring_jitter(player, serve, seconds(before_bursts))
         time.sleep(0.5)
         relay.hold()  # nothing more goes through: the player's counts settle, and are reported
         time.sleep(2.5)
