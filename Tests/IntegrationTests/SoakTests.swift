@@ -22,6 +22,8 @@ extension RealServerTests {
             // The counters are the process's: earlier tests (a slow host) dropped frames on purpose.
             let statsBefore = StatsThroughCABITests.stats()
             set_audio_callback(SoakRecorder.callback, Unmanaged.passUnretained(recorder).toOpaque())
+            let probe = SchedulingProbe()
+            let startNs = MonotonicClock.nowNs()
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
             var rssAfterWarmUp = 0
             var fdsAfterWarmUp = 0
@@ -46,8 +48,11 @@ extension RealServerTests {
             let rssAtEnd = residentKilobytes()
             let fdsAtEnd = openFileDescriptors()
             let stats = StatsThroughCABITests.stats()
+            var clock = deskaudio_clock()
+            let clockStatus = deskaudio_get_clock(&clock)
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
+            let stalls = probe.stop()
 
             let records = recorder.records
             try #require(records.count > cycles * 300 && records.count < recorder.capacity, "\(records.count) frames")
@@ -62,10 +67,24 @@ extension RealServerTests {
                 !$1.flags.contains(.afterGap) && $1.sampleClock != $0.sampleClock + 480
             }
             #expect(clockBreaks.isEmpty, "sample clock breaks outside gaps: \(clockBreaks.count)")
-            let gaps = zip(records, records.dropFirst()).filter { !$1.flags.contains(.afterGap) }
-                .map { Double($1.arrivalNs - $0.arrivalNs) / 1e6 }
-            let longestGapMs = gaps.max() ?? 0
-            #expect(longestGapMs <= 50, "longest gap between callbacks outside gated silence: \(longestGapMs) ms")
+            // A gap the process itself sat out (the probe thread got no CPU either) is the
+            // machine's: CI saw 240 and 278 ms, on Debian 12, in two of its last fifteen runs. The
+            // part of a gap no such stall covers is the library's, and must stay under 50 ms.
+            let longestGap = zip(records, records.dropFirst()).filter { !$1.flags.contains(.afterGap) }
+                .max { $0.1.arrivalNs - $0.0.arrivalNs < $1.1.arrivalNs - $1.0.arrivalNs }
+            let longestGapMs = longestGap.map { Double($1.arrivalNs - $0.arrivalNs) / 1e6 } ?? 0
+            let gapStalledMs = longestGap.map { SchedulingProbe.stalledMs(stalls, from: $0.arrivalNs, to: $1.arrivalNs) } ?? 0
+            let gapWhere = longestGap.map { gap in
+                let toneStarts = zip(records, records.dropFirst()).filter { $0.levelDB <= -30 && $1.levelDB > -30 }.map(\.1.arrivalNs)
+                let sinceTone = toneStarts.filter { $0 <= gap.1.arrivalNs }.last.map { Double(gap.1.arrivalNs - $0) / 1e6 }
+                return String(
+                    format: "%.2f s into the soak, %@ after a tone began, frame #%u", Double(gap.1.arrivalNs - startNs) / 1e9,
+                    sinceTone.map { String(format: "%.0f ms", $0) } ?? "none", gap.1.sequence)
+            } ?? "no frames"
+            let machineStalls = "the process stalled \(stalls.count) times (longest \(stalls.map(\.lengthMs).max() ?? 0) ms), \(gapStalledMs) ms of it inside that gap"
+            #expect(
+                longestGapMs - gapStalledMs <= 50,
+                "longest gap between callbacks outside gated silence: \(longestGapMs) ms, \(gapWhere); \(machineStalls); clock relocks \(clockStatus == 0 ? "\(clock.relocks)" : "unread")")
             let reopenings = records.filter { $0.flags.contains(.afterGap) }.count
             #expect(reopenings >= cycles - 1, "the gate closed and reopened in each cycle: \(reopenings)")
             // Each tone comes back as one burst of loud frames, 3 s long. On a busy machine a
@@ -84,7 +103,7 @@ extension RealServerTests {
             print(
                 "measured: soak \(Int(seconds)) s, \(cycles) tone/gate cycles: \(records.count) frames in order, "
                     + "\(stats.frames_gated - statsBefore.frames_gated) gated, \(reopenings) gate reopenings, longest callback gap outside "
-                    + "gated silence \(longestGapMs) ms, tone bursts \(Set(bursts.map(\.loudFrames)).sorted()) frames, dips inside them \(bursts.flatMap(\.dips)) frames, RSS "
+                    + "gated silence \(longestGapMs) ms (\(gapWhere); \(machineStalls); clock relocks \(clock.relocks)), tone bursts \(Set(bursts.map(\.loudFrames)).sorted()) frames, dips inside them \(bursts.flatMap(\.dips)) frames, RSS "
                     + "\(rssAfterWarmUp) → \(rssAtEnd) kB (growth \(growthKB) kB), open files \(fdsAfterWarmUp) → \(fdsAtEnd)")
         }
     }
