@@ -112,7 +112,9 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     inner = browser_samples[(bs + 10) * BLOCK:(be - 10) * BLOCK]
     check(be - bs >= 3000, f"the browser played the tone for {(be - bs + 1) / 100:.2f} s (32 s played)")
     hz = frequency(inner)
-    check(abs(hz - 1000) <= 1.0, f"frequency in the browser {hz:.2f} Hz (1000 played)")
+    # The player plays up to 0.3 % fast to shed delay it no longer needs (after Chromium ran
+    # late, frames arrive bunched): CI once heard 1001.45 Hz so. Pitch off by more is a bug.
+    check(abs(hz - 1000) <= 3.5, f"frequency in the browser {hz:.2f} Hz (1000 played; 0.3 % of rate control allowed)")
     level = float(np.median(browser_levels[bs + 10:be - 10]))
     check(abs(level - TONE_DBFS) <= 1.0, f"level in the browser {level:.2f} dBFS ({TONE_DBFS:.2f} played)")
     # Dropouts, each counted once however the 10 ms blocks fall on it. Every one the host's
@@ -135,23 +137,23 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     check(np.all(browser_levels[be + 3:bs2 - 3] < -60), "silence in the browser through the gap")
     check(player_stats.get("gaps", 0) >= 1, f"the player saw the gate's gap ({player_stats.get('gaps')})")
     check(player_stats.get("framesLost", -1) == 0, f"frames lost on loopback: {player_stats.get('framesLost')}")
-    # Latency of the tone's end (steady playing) and of its return, to the sample on each
-    # recording: their difference is what the return added (the two recorders' offset cancels).
+    # The tone's return, to the sample on each recording (both on CLOCK_MONOTONIC), against
+    # the issue's bar: within the bursts' p99 (below) + 10 ms of its return at the host. What
+    # the return added to the delay the tone stopped with is shown beside it.
     end_browser = (be + 1) * BLOCK - onset(browser_samples[(be + 1) * BLOCK - 1::-1])
     end_host = (he + 1) * BLOCK - onset(host_samples[(he + 1) * BLOCK - 1::-1])
     back_browser = bs2 * BLOCK - BLOCK + onset(browser_samples[bs2 * BLOCK - BLOCK:])
     back_host = hs2 * BLOCK - BLOCK + onset(host_samples[hs2 * BLOCK - BLOCK:])
-    extra_ms = ((back_browser - back_host) - (end_browser - end_host)) / 48
-    # The issue's bar is "within p99 + 10 ms": the delay the tone stopped with is at most p99.
-    check(extra_ms <= 10,
-          f"the tone came back with {extra_ms:+.1f} ms more delay than it stopped with (player delay p99 "
-          f"{player_stats.get('delayP99Ms', 0):.1f} ms)")
+    return_ms = (browser_time(back_browser) - host_time(back_host)) / 1e6
+    stop_ms = (browser_time(end_browser) - host_time(end_host)) / 1e6
 
     # 200 bursts: sink-to-sink latency, both sinks timed on this machine's clock.
     latencies, missed = sink_to_sink(host_samples, host_time, browser_samples, browser_time,
                                      (host_spans[1][1] + 50) * BLOCK, (browser_spans[1][1] + 50) * BLOCK)
     p99 = report_latency("loopback", latencies, missed, player_stats)
     check(len(latencies) >= 195, f"the browser played {len(latencies)} of the 200 bursts")
+    check(return_ms <= p99 + 10, f"the tone came back {return_ms:.1f} ms after the host's (p99 {p99:.1f} + 10 allowed; "
+          f"it stopped {stop_ms:.1f} ms after)")
     # The issue's target is 60 ms; Chromium's own output buffer on PulseAudio takes 43-60 ms of it
     # from run to run (its outputLatency; docs/web-player.md). What is ours (capture, frames,
     # the player's delay) is bounded here, so that it cannot grow unseen.
