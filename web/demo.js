@@ -12,6 +12,7 @@ const SHOWN = [
   ["delay now (ms)", "delayMs"],
   ["delay p99 (ms)", "delayP99Ms"],
   ["output latency (ms)", "outputLatencyMs"],
+  ["output delay now (ms)", "outputDelayMs"],
   ["buffered (ms)", "bufferedMs"],
   ["jitter covered (ms)", "jitterMs"],
   ["frames played", "framesPlayed"],

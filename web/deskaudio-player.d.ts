@@ -91,6 +91,9 @@ export interface PlayerStats {
   lastError: string | null;
   /** The AudioContext's own output and base latency, ms: add it to the delay for the total. */
   outputLatencyMs: number;
+  /** How far behind the context's clock the sound is heard now, ms (getOutputTimestamp()):
+   * unlike outputLatencyMs it follows the device; NaN where the browser does not tell. */
+  outputDelayMs: number;
 }
 
 export interface PlayerOptions {

@@ -96,7 +96,18 @@ export class AudioFramePlayer {
       ...this.latest,
       ...this.counts,
       outputLatencyMs: 1000 * ((this.context.outputLatency || 0) + (this.context.baseLatency || 0)),
+      outputDelayMs: this.outputDelayMs(),
     };
+  }
+
+  // How far behind the context's clock the sound is heard right now, ms: the audio rendered
+  // up to currentTime against what the output plays now (getOutputTimestamp(), which follows
+  // the device). NaN where the browser does not tell.
+  outputDelayMs() {
+    const stamp = this.context.getOutputTimestamp?.();
+    if (!stamp || !(stamp.contextTime > 0) || !(stamp.performanceTime > 0)) return NaN;
+    const playingNow = stamp.contextTime + (performance.now() - stamp.performanceTime) / 1000;
+    return 1000 * (this.context.currentTime - playingNow);
   }
 
   /** Stops playing and frees the decoder and the context (if the player made it). */

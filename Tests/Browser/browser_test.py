@@ -57,26 +57,51 @@ def seconds(parts):
 
 
 def wait_measuring_jitter(player, serve, bursts_at):
-    """Waits for `player` to finish; returns the most arrival jitter the browser's player
-    reported from `bursts_at` seconds on (while the bursts play: the delay they meet covers it)."""
-    started, jitter = time.monotonic(), 0.0
+    """Waits for `player` to finish, polling the browser's player from `bursts_at` seconds on
+    (while the bursts play); returns the most arrival jitter it reported (the delay the bursts
+    meet covers it), and what it reported of its delay (arrival to play, `delayMs`) and of the
+    browser's output delay (`outputDelayMs`), ms, each poll."""
+    started, jitter, delays, output_delays = time.monotonic(), 0.0, [], []
     while player.poll() is None:
         if time.monotonic() - started >= bursts_at:
             for client in serve.status().values():
-                jitter = max(jitter, client.get("player", {}).get("jitterMs", 0))
+                stats = client.get("player", {})
+                jitter = max(jitter, stats.get("jitterMs", 0))
+                if isinstance(stats.get("delayMs"), (int, float)):
+                    delays.append(stats["delayMs"])
+                if isinstance(stats.get("outputDelayMs"), (int, float)):
+                    output_delays.append(stats["outputDelayMs"])
         time.sleep(0.25)
-    return jitter
+    return jitter, delays, output_delays
+
+
+def chromium_output_ms(output_delays, player_stats):
+    """Chromium's output delay while the bursts played: the median of what the player read
+    from getOutputTimestamp() (it follows the device: 36-54 ms in one run, around a median of
+    43-44, here), else the context's declared outputLatency (51.6 ms here, fixed)."""
+    parts = [f"declared {player_stats.get('outputLatencyMs', 0):.1f}"]
+    if output_delays:
+        parts.append("read while the bursts played min/p50/max "
+                     + " / ".join(f"{v:.1f}" for v in np.percentile(output_delays, [0, 50, 100])))
+    print(f"      Chromium's output delay (ms): {'; '.join(parts)}")
+    return float(np.median(output_delays)) if output_delays else player_stats.get("outputLatencyMs", 0)
+
+
+def report_delays(delays):
+    if delays:
+        print("      the player's delay while the bursts played (ms) min/p50/p99/max: "
+              + " / ".join(f"{v:.1f}" for v in np.percentile(delays, [0, 50, 99, 100])))
 
 
 def check_latency(path, ours, bound, jitter, quiet_jitter):
-    """Ours (p99 less Chromium's output latency) within the issue's `bound`, plus whatever
+    """Ours (p99 less Chromium's output delay) within the issue's `bound`, plus whatever
     arrival jitter the player measured beyond a quiet run's (`quiet_jitter`): where Chromium's
     own threads stall, the player's delay covers the jitter it saw, by design. Quiet here:
     28-34 ms of jitter on loopback (ours 33-43 ms), 57-59 ms through the relay; with one core
     of two kept busy the player measured up to 309 ms while the host's frames reached a Python
     WebSocket client within 9 ms of each other."""
     allowed = bound + max(0.0, jitter - quiet_jitter)
-    check(ours <= allowed, f"sink-to-sink latency p99 {path} less Chromium's output latency: {ours:.1f} ms "
+    check(ours <= allowed, f"sink-to-sink latency p99 {path} less Chromium's output delay: {ours:.1f} ms "
           f"({allowed:.0f} allowed: {bound} + the arrival jitter the player measured while the bursts played, "
           f"{jitter:.1f} ms, beyond {quiet_jitter})")
 
@@ -91,7 +116,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
         before_bursts = [silence(0.5), tone(32), silence(12), tone(4), silence(1)]
         player = play(host, os.path.join(work, "tone.wav"), *before_bursts, bursts(200), silence(0.5))
-        bursts_jitter = wait_measuring_jitter(player, serve, seconds(before_bursts))
+        bursts_jitter, delays, output_delays = wait_measuring_jitter(player, serve, seconds(before_bursts))
         time.sleep(1.0)
         (host_samples, host_time), (browser_samples, browser_time) = tap.finish(), heard.finish()
         stats = serve.status()
@@ -154,10 +179,12 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     check(len(latencies) >= 195, f"the browser played {len(latencies)} of the 200 bursts")
     check(return_ms <= p99 + 10, f"the tone came back {return_ms:.1f} ms after the host's (p99 {p99:.1f} + 10 allowed; "
           f"it stopped {stop_ms:.1f} ms after)")
-    # The issue's target is 60 ms; Chromium's own output buffer on PulseAudio takes 43-60 ms of it
-    # from run to run (its outputLatency; docs/web-player.md). What is ours (capture, frames,
-    # the player's delay) is bounded here, so that it cannot grow unseen.
-    check_latency("on loopback", p99 - player_stats.get("outputLatencyMs", 0), 60, bursts_jitter, 35)
+    # The issue's target is 60 ms; Chromium's own output takes 35-55 ms of it (what the player
+    # reads from getOutputTimestamp(); docs/web-player.md), and CI once saw sink-to-sink latency
+    # step up by 29 ms after the first bursts while the player's own delay stayed at 25 ms. What
+    # is ours (capture, frames, the player's delay) is bounded here, so it cannot grow unseen.
+    report_delays(delays)
+    check_latency("on loopback", p99 - chromium_output_ms(output_delays, player_stats), 60, bursts_jitter, 35)
 
 
 def relayed(deskaudio, host, browser_env, work):
@@ -171,7 +198,7 @@ def relayed(deskaudio, host, browser_env, work):
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
         before_bursts = [silence(0.5), tone(20), silence(1)]
         player = play(host, os.path.join(work, "relayed.wav"), *before_bursts, bursts(200), silence(0.5))
-        bursts_jitter = wait_measuring_jitter(player, serve, seconds(before_bursts))
+        bursts_jitter, delays, output_delays = wait_measuring_jitter(player, serve, seconds(before_bursts))
         time.sleep(0.5)
         relay.hold()  # nothing more goes through: the player's counts settle, and are reported
         time.sleep(2.5)
@@ -204,7 +231,8 @@ def relayed(deskaudio, host, browser_env, work):
     p99 = report_latency("through the relay", latencies, missed, player_stats)
     check(len(latencies) >= 170, f"the browser played {len(latencies)} of the 200 bursts (5 % of frames lost)")
     # The issue's target is 100 ms (see the loopback bound); the relay's 5-35 ms are in the jitter.
-    check_latency("through the relay", p99 - player_stats.get("outputLatencyMs", 0), 110, bursts_jitter, 60)
+    report_delays(delays)
+    check_latency("through the relay", p99 - chromium_output_ms(output_delays, player_stats), 110, bursts_jitter, 60)
 
 
 def surround(deskaudio, host, browser_env, work):
