@@ -196,7 +196,12 @@ extension RealServerTests {
             let dropped = try #require(Self.number(after: "dropped", in: summary), "\(summary)")
             let inserted = try #require(Self.number(after: "inserted", in: summary), "\(summary)")
             let gained = seconds * 100 * (rate - 1)
-            #expect(Double(dropped) >= gained * 0.6 && Double(dropped) <= gained * 1.4 + 2, "\(dropped) dropped for \(gained) gained")
+            // The buffer drops a frame once it has held more than one over its target for 2 s
+            // (JitterBuffer.adjustForSteadyArrival), so when the sender stops up to three gained
+            // frames may still be in it: 15 clean-clone CI runs saw 3-6 dropped for 6 gained.
+            #expect(
+                Double(dropped) >= min(gained * 0.6, gained - 3) && Double(dropped) <= gained * 1.4 + 2,
+                "\(dropped) dropped for \(gained) gained (up to 3 may still be buffered)")
             // (The viewer stops without its gate closing: the buffer's last 100 ms are
             // concealed, counted as inserted.)
             #expect(inserted <= JitterBuffer.maxConcealedRun + 2, "\(inserted) inserted")
