@@ -23,6 +23,7 @@ extension RealServerTests {
             let statsBefore = StatsThroughCABITests.stats()
             set_audio_callback(SoakRecorder.callback, Unmanaged.passUnretained(recorder).toOpaque())
             let probe = SchedulingProbe()
+            let threadsBefore = threadUsage()
             let startNs = MonotonicClock.nowNs()
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
             var rssAfterWarmUp = 0
@@ -48,6 +49,8 @@ extension RealServerTests {
             let rssAtEnd = residentKilobytes()
             let fdsAtEnd = openFileDescriptors()
             let stats = StatsThroughCABITests.stats()
+            let threadsAfter = threadUsage()  // (while the capture's threads still run)
+            let busiest = busiestThreads(from: threadsBefore, to: threadsAfter)
             var clock = deskaudio_clock()
             let clockStatus = deskaudio_get_clock(&clock)
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
@@ -81,7 +84,9 @@ extension RealServerTests {
                     format: "%.2f s into the soak, %@ after a tone began, frame #%u", Double(gap.1.arrivalNs - startNs) / 1e9,
                     sinceTone.map { String(format: "%.0f ms", $0) } ?? "none", gap.1.sequence)
             } ?? "no frames"
-            let machineStalls = "the process stalled \(stalls.count) times (longest \(stalls.map(\.lengthMs).max() ?? 0) ms), \(gapStalledMs) ms of it inside that gap"
+            let machineStalls =
+                "the process stalled \(stalls.count) times (longest \(stalls.map(\.lengthMs).max() ?? 0) ms), \(gapStalledMs) ms of it inside that gap; "
+                + "\(threadsAfter.count) threads, busiest in CPU ticks \(busiest)"
             #expect(
                 longestGapMs - gapStalledMs <= 50,
                 "longest gap between callbacks outside gated silence: \(longestGapMs) ms, \(gapWhere); \(machineStalls); clock relocks \(clockStatus == 0 ? "\(clock.relocks)" : "unread")")
