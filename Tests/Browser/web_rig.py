@@ -97,11 +97,17 @@ class Serve:
 
 
 class Browser:
-    """Headless Chromium playing the page into the browser rig's default sink."""
+    """Headless Chromium playing the page into the browser rig's default sink.
+
+    Without CAP_SYS_NICE, as a desktop user's browser runs: as root, Chromium makes its audio
+    and AudioWorklet threads real-time (SCHED_RR 8), and a browser resumed after a pause then
+    runs its backlog ahead of every ordinary thread on the machine. In CI's parallel stage the
+    Debian 12 suite's threads beside it stalled for up to 262 ms (the soak's probe)."""
 
     def __init__(self, url, environment, profile):
         self.process = subprocess.Popen(
-            ["chromium", "--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
+            ["setpriv", "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice",
+             "chromium", "--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
              f"--user-data-dir={profile}", "--no-first-run", "--disable-background-timer-throttling",
              "--disable-renderer-backgrounding", *os.environ.get("DESKAUDIO_CHROMIUM_FLAGS", "").split(), url],
             env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
