@@ -67,15 +67,19 @@ final class WebClients: Sendable {
     /// Frames dropped for every client because the server's own loop fell behind.
     var framesDroppedForAll: UInt64 { state.withLockedValue { $0.framesDroppedForAll } }
 
-    /// Adds a client whose WebSocket is open; its id.
+    /// Adds a client whose WebSocket is open; its id. It is removed when its channel closes,
+    /// however that comes about (a connection that closed while its upgrade completed never
+    /// reached its handler's channelInactive, and stayed listed).
     func add(_ channel: Channel) -> Int {
         let address = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
-        return state.withLockedValue { state in
+        let id = state.withLockedValue { state in
             let id = state.nextID
             state.nextID += 1
             state.clients[id] = Client(id: id, address: address, channel: channel)
             return id
         }
+        channel.closeFuture.whenComplete { [weak self] _ in self?.remove(id) }
+        return id
     }
 
     /// Removes a client that closed or failed.
