@@ -100,9 +100,8 @@ class Browser:
     """Headless Chromium playing the page into the browser rig's default sink.
 
     Without CAP_SYS_NICE, as a desktop user's browser runs: as root, Chromium makes its audio
-    and AudioWorklet threads real-time (SCHED_RR 8), and a browser resumed after a pause then
-    runs its backlog ahead of every ordinary thread on the machine. In CI's parallel stage the
-    Debian 12 suite's threads beside it stalled for up to 262 ms (the soak's probe)."""
+    and AudioWorklet threads real-time (SCHED_RR 8), ahead of every ordinary thread on the
+    machine, the suite running beside it in CI included."""
 
     def __init__(self, url, environment, profile):
         self.process = subprocess.Popen(
