@@ -97,16 +97,14 @@ class Serve:
 
 
 class Browser:
-    """Headless Chromium playing the page into the browser rig's default sink.
-
-    Without CAP_SYS_NICE, as a desktop user's browser runs: as root, Chromium makes its audio
-    and AudioWorklet threads real-time (SCHED_RR 8), ahead of every ordinary thread on the
-    machine, the suite running beside it in CI included."""
+    """Headless Chromium playing the page into the browser rig's default sink. (Run as root,
+    it makes its audio and AudioWorklet threads real-time, SCHED_RR 8. Started without
+    CAP_SYS_NICE, as a desktop user's browser runs, it played a tone with a dropout the host did
+    not have, once in two quiet runs, and the suite's stalls beside it stayed: so it keeps them.)"""
 
     def __init__(self, url, environment, profile):
         self.process = subprocess.Popen(
-            ["setpriv", "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice",
-             "chromium", "--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
+            ["chromium", "--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
              f"--user-data-dir={profile}", "--no-first-run", "--disable-background-timer-throttling",
              "--disable-renderer-backgrounding", *os.environ.get("DESKAUDIO_CHROMIUM_FLAGS", "").split(), url],
             env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
