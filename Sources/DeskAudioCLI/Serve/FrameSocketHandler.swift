@@ -19,19 +19,9 @@ final class FrameSocketHandler: ChannelInboundHandler {
         self.clients = clients
     }
 
+    // (`WebClients` removes the client when its channel closes.)
     func handlerAdded(context: ChannelHandlerContext) {
         id = clients.add(context.channel)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        if let id { clients.remove(id) }
-        id = nil
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if let id { clients.remove(id) }
-        id = nil
-        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
