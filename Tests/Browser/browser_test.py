@@ -432,13 +432,7 @@ def bad_clients(deskaudio, host, browser_env, work):
         elapsed = time.monotonic() - started
         time.sleep(1.5)
         rss_after = serve.rss_kib()
-        # The last connection may still be closing (CI once listed 3 after 1.5 s): the bar is
-        # that the bad ones go, within 10 s.
         after = serve.status()
-        listed, waited = after, 1.5
-        while len(listed) > 2 and waited < 10:
-            time.sleep(0.1)
-            listed, waited = serve.status(), waited + 0.1
         sent_during = after[good]["sent"] - sent_before
         player_stats = after[good].get("player", {})
         check(sent_during >= (elapsed + 1.0) * 100 * 0.9,
@@ -447,7 +441,10 @@ def bad_clients(deskaudio, host, browser_env, work):
               f"and lost none (dropped {after[good]['dropped']}, lost {player_stats.get('framesLost')})")
         check(rss_after - rss_before <= 2048,
               f"serve's RSS {rss_before} KiB before 300 bad connections, {rss_after} KiB after")
-        check(len(listed) <= 2, f"bad connections are gone from the client list ({len(listed)} listed after {waited:.1f} s)")
+        # serve's own count (status() keeps every client a status line ever named, so a bad
+        # connection open at one of those lines stayed in it: CI once read 3 so).
+        connected = serve.connected_count()
+        check(connected is not None and connected <= 2, f"bad connections are gone: serve counts {connected} clients")
         if failures:
             print("".join(serve.log[-3:]))
     finally:

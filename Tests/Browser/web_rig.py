@@ -42,6 +42,7 @@ class Serve:
     """`deskaudio serve --web 0` on the host rig; keeps each client's latest status."""
 
     CLIENT = re.compile(r"client (\d+) (\S+): sent (\d+) dropped (\d+)(?:  player (\{[^}]*\}))?")
+    CONNECTED = re.compile(r"^clients (\d+)  ")
 
     def __init__(self, deskaudio, environment, seconds, *options):
         self.process = subprocess.Popen(
@@ -53,7 +54,8 @@ class Serve:
             raise SystemExit(f"serve did not start: {first}{self.process.stderr.read()}")
         self.address = match.group(1)
         self.url = f"http://{self.address}/"
-        self.clients = {}
+        self.clients = {}  # every client a status line named, with its latest line
+        self.connected = None  # how many clients serve's latest status line counted
         self.lock = threading.Lock()
         self.log = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -62,6 +64,9 @@ class Serve:
         for line in self.process.stderr:
             self.log.append(line)
             with self.lock:
+                connected = self.CONNECTED.match(line)
+                if connected:
+                    self.connected = int(connected.group(1))
                 for id, address, sent, dropped, player in self.CLIENT.findall(line):
                     entry = {"address": address, "sent": int(sent), "dropped": int(dropped)}
                     if player:
@@ -71,6 +76,11 @@ class Serve:
     def status(self):
         with self.lock:
             return json.loads(json.dumps(self.clients))
+
+    def connected_count(self):
+        """How many clients serve counted in its latest status line (None before the first)."""
+        with self.lock:
+            return self.connected
 
     def wait_for_players(self, count, timeout=30):
         """Waits until `count` clients report a running player; their ids."""
