@@ -68,8 +68,7 @@ final class WebClients: Sendable {
     var framesDroppedForAll: UInt64 { state.withLockedValue { $0.framesDroppedForAll } }
 
     /// Adds a client whose WebSocket is open; its id. It is removed when its channel closes,
-    /// however that comes about (a connection that closed while its upgrade completed never
-    /// reached its handler's channelInactive, and stayed listed).
+    /// however that comes about.
     func add(_ channel: Channel) -> Int {
         let address = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
         let id = state.withLockedValue { state in
