@@ -12,26 +12,20 @@ import Glibc
 /// a `PipeWireHostMute`, the selected streams are kept off the speakers. With `AppLevels`,
 /// each selected stream is also linked to a `PipeWireLevelStream` of its own.
 /// Loop thread, or loop lock held.
-final class PipeWireAppRouter: PipeWireRegistryListener {
-    private struct Port {
-        var node: UInt32
-        var isOutput: Bool
-        var channel: String
-    }
-
-    private let connection: PipeWireConnection
+final class PipeWireAppRouter: PipeWireRegistryWatcher {
+    let connection: PipeWireConnection
     private let selection: AppSelection
     private let captureNode: () -> UInt32
     private let onChange: (_ stream: PlaybackStream, _ appeared: Bool, _ recorded: Bool) -> Void
     private let ownProcess = getpid()
-    private var registry: PipeWireRegistry?
+    var registry: PipeWireRegistry?
     private lazy var watch = PipeWireStreamWatch(
         onUpdate: { [unowned self] stream, first in streamUpdated(stream, first: first) },
         onRemove: { [unowned self] stream in
             onChange(stream, false, selection.records(stream, ownProcess: ownProcess))
         })
     private var selected: Set<UInt32> = []
-    private var ports: [UInt32: Port] = [:]
+    private var ports: [UInt32: PipeWirePort] = [:]
     private let mute: PipeWireHostMute?
     private let appLevels: AppLevels?
     private var levelStreams: [UInt32: PipeWireLevelStream] = [:]
@@ -60,10 +54,6 @@ final class PipeWireAppRouter: PipeWireRegistryListener {
         self.appLevels = appLevels
     }
 
-    /// Lock held: binds the registry; every global present arrives first, then changes.
-    func start() throws(DeskAudioError) {
-        registry = try PipeWireRegistry(on: connection, for: self)
-    }
 
     /// Lock held: removes every link made and stops watching (the mute's owner finishes the
     /// mute); safe to call twice.
@@ -72,18 +62,14 @@ final class PipeWireAppRouter: PipeWireRegistryListener {
         links = [:]
         for id in levelStreams.keys { stopMeasuring(id) }
         watch.finish()
-        registry?.close()
-        registry = nil
+        stopWatching()
     }
 
     func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Port":
-            guard let node = properties[PW_KEY_NODE_ID].flatMap(UInt32.init), properties[PW_KEY_PORT_MONITOR] != "true"
-            else { return }
-            ports[id] = Port(
-                node: node, isOutput: properties[PW_KEY_PORT_DIRECTION] == "out",
-                channel: properties[PW_KEY_AUDIO_CHANNEL] ?? "")
+            guard let port = PipeWirePort(properties), !port.isMonitor else { return }
+            ports[id] = port
         default:
             return watch.global(id: id, type: type, properties: properties, registry: registry?.proxy)
         }

@@ -8,21 +8,14 @@ import DeskAudioShim
 /// (channels matched as the router matches them). The device is the one named when the
 /// linker was made; it is not followed when the default changes. The links belong to this
 /// connection and vanish with it. Loop thread, or loop lock held.
-final class PipeWireDeviceLinker: PipeWireRegistryListener {
-    private struct Port {
-        var node: UInt32
-        var isOutput: Bool
-        var isMonitor: Bool
-        var channel: String
-    }
-
-    private let connection: PipeWireConnection
+final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
+    let connection: PipeWireConnection
     private let deviceName: String
     private let recordsMonitor: Bool
     private let captureNode: () -> UInt32
-    private var registry: PipeWireRegistry?
+    var registry: PipeWireRegistry?
     private var deviceNode: UInt32?
-    private var ports: [UInt32: Port] = [:]
+    private var ports: [UInt32: PipeWirePort] = [:]
     private var links: [UInt32: OpaquePointer] = [:]  // by input port
 
     /// Links the node named `deviceName` (its monitor ports if `recordsMonitor`, else its
@@ -34,17 +27,11 @@ final class PipeWireDeviceLinker: PipeWireRegistryListener {
         self.captureNode = captureNode
     }
 
-    /// Lock held: binds the registry; links as the ports appear.
-    func start() throws(DeskAudioError) {
-        registry = try PipeWireRegistry(on: connection, for: self)
-    }
-
     /// Lock held: removes the links and stops watching; safe to call twice.
     func finish() {
         for proxy in links.values { pw_proxy_destroy(proxy) }
         links = [:]
-        registry?.close()
-        registry = nil
+        stopWatching()
     }
 
     func global(id: UInt32, type: String, properties: PipeWireProperties) {
@@ -52,10 +39,8 @@ final class PipeWireDeviceLinker: PipeWireRegistryListener {
         case "PipeWire:Interface:Node" where properties[PW_KEY_NODE_NAME] == deviceName:
             deviceNode = id
         case "PipeWire:Interface:Port":
-            guard let node = properties[PW_KEY_NODE_ID].flatMap(UInt32.init) else { return }
-            ports[id] = Port(
-                node: node, isOutput: properties[PW_KEY_PORT_DIRECTION] == "out",
-                isMonitor: properties[PW_KEY_PORT_MONITOR] == "true", channel: properties[PW_KEY_AUDIO_CHANNEL] ?? "")
+            guard let port = PipeWirePort(properties) else { return }
+            ports[id] = port
         default:
             return
         }

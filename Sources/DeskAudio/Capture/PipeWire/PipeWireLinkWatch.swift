@@ -4,11 +4,11 @@ import CPipeWire
 /// session manager relinks a stream that follows the default (the default changed, or the
 /// device it had went away) PipeWire tells the stream nothing; the new links into its node
 /// are the only sign. Reports the new node's name. Loop thread, or loop lock held.
-final class PipeWireLinkWatch: PipeWireRegistryListener {
-    private let connection: PipeWireConnection
+final class PipeWireLinkWatch: PipeWireRegistryWatcher {
+    let connection: PipeWireConnection
     private let streamNode: () -> UInt32
     private let onRelink: (String) -> Void
-    private var registry: PipeWireRegistry?
+    var registry: PipeWireRegistry?
     private var nodeNames: [UInt32: String] = [:]
     private var feedingNode: UInt32?
 
@@ -18,17 +18,6 @@ final class PipeWireLinkWatch: PipeWireRegistryListener {
         self.connection = connection
         self.streamNode = streamNode
         self.onRelink = onRelink
-    }
-
-    /// Lock held: binds the registry; every global present arrives first, then changes.
-    func start() throws(DeskAudioError) {
-        registry = try PipeWireRegistry(on: connection, for: self)
-    }
-
-    /// Lock held: stops watching; safe to call twice.
-    func finish() {
-        registry?.close()
-        registry = nil
     }
 
     func removed(_ id: UInt32) { nodeNames[id] = nil }

@@ -69,6 +69,29 @@ extension PipeWireRegistryListener {
     func removed(_ id: UInt32) {}
 }
 
+/// A listener that binds the registry on the connection it was given, and lets it go when it
+/// is done: the capture's watchers (app routing, a device linked by the library, the link
+/// watch). Loop lock held for both.
+protocol PipeWireRegistryWatcher: PipeWireRegistryListener {
+    /// The connection whose registry is followed.
+    var connection: PipeWireConnection { get }
+    /// The bound registry, nil before `startWatching` and after `stopWatching`.
+    var registry: PipeWireRegistry? { get set }
+}
+
+extension PipeWireRegistryWatcher {
+    /// Binds the registry: every global present arrives first, then the changes.
+    func startWatching() throws(DeskAudioError) {
+        registry = try PipeWireRegistry(on: connection, for: self)
+    }
+
+    /// Stops following the registry; safe to call twice.
+    func stopWatching() {
+        registry?.close()
+        registry = nil
+    }
+}
+
 extension PipeWireRegistry {
     /// Binds the registry on `connection` for `listener`, held unowned (it owns the registry).
     convenience init(on connection: PipeWireConnection, for listener: some PipeWireRegistryListener)
