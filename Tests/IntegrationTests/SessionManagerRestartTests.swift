@@ -74,6 +74,53 @@ extension RealServerTests {
             (try? ExternalTools.run(["timeout", "5"] + command))?.status == 0 ? "yes" : "no, not within 5 s"
         }
 
+        /// A session manager that does not answer (stopped with SIGSTOP here; on Debian 12 a
+        /// WirePlumber 0.4.13 restarted late in a suite was seen to do the same) holds back every
+        /// client that binds its "default" metadata: `pw-cli info 0` waits for good. The library
+        /// reads the defaults on a connection of their own, so a device list still answers, with
+        /// the defaults last named, and a capture nobody links links the last default sink's
+        /// monitor itself and hears the tone.
+        @Test func aSessionManagerThatDoesNotAnswerHoldsUpNoCapture() throws {
+            let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
+            let pidText = try String(contentsOfFile: "\(directory)/wireplumber.pid", encoding: .utf8)
+            let sessionManager = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(deskaudio_set_backend("pipewire") == deskaudio_status.DESKAUDIO_OK.rawValue)
+            defer { _ = deskaudio_set_backend("auto") }
+            let player = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 20, application: "ToneA")
+            defer { kill(player.processIdentifier, SIGKILL) }
+            // Linked by the session manager while it answers: the player's link outlives its stop.
+            let linked = Capture("linked before", backend: "pipewire", mic: false, app: true)
+            #expect(
+                waitUntil(seconds: 5) { (try? AppRoutingTests.firstFrameTime(linked.frames, holding: 440)) != nil },
+                "the tone is heard while the session manager answers")
+            let answering = try listedDevices().get()
+            #expect(answering.contains { $0.name == "deskaudio_sink" && $0.isDefault }, "\(answering)")
+
+            kill(sessionManager, SIGSTOP)
+            defer { kill(sessionManager, SIGCONT) }
+            #expect(Self.answers(["pw-cli", "info", "0"]).hasPrefix("no"), "pw-cli waits on the stopped session manager")
+            let listStart = MonotonicClock.nowNs()
+            let listed = try listedDevices().get()
+            let listMs = Double(MonotonicClock.nowNs() - listStart) / 1e6
+            #expect(listMs < 2500, "devices listed in \(listMs) ms")
+            #expect(listed.contains { $0.name == "deskaudio_sink" && $0.isDefault }, "the default last named: \(listed)")
+
+            let enabledAt = MonotonicClock.nowNs()
+            let unlinked = Capture("nobody links", backend: "pipewire", mic: false, app: true)
+            defer { _ = deskaudio_capture_enable(unlinked.handle, false, false) }
+            let heard = waitUntil(seconds: 10) {
+                (try? AppRoutingTests.firstFrameTime(unlinked.frames, holding: 440, after: enabledAt)) != nil
+            }
+            let messages = unlinked.notices.messages.map(\.text)
+            #expect(heard, "the tone heard by a capture the library linked itself; its log: \(messages)")
+            #expect(messages.contains { $0.contains("the session manager does not answer: linking deskaudio_sink") }, "\(messages)")
+            if let at = try AppRoutingTests.firstFrameTime(unlinked.frames, holding: 440, after: enabledAt) {
+                print("measured: with the session manager stopped, devices listed in \(listMs) ms; the tone heard "
+                    + "\((Double(at) - Double(enabledAt)) / 1e6) ms after enabling a capture nobody links")
+            }
+            _ = deskaudio_capture_enable(linked.handle, false, false)
+        }
+
         @Test func aCaptureLeftUnlinkedIsReportedAndLinkedAgainWithin3sOfTheSessionManagersReturn() throws {
             let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
             defer { Self.rig("restart", directory) }  // a graph with its links, for the tests after this one
@@ -152,7 +199,9 @@ extension RealServerTests {
                     + "frames again \(nativeBackMs) ms after it started (linked by the library); "
                     + "mic frames again: \(micBack.map { "\((Double($0) - Double(backAt)) / 1e6) ms" } ?? "no"); "
                     + "pulse app: \(captures[2].stalledEvents.count) STALLED, "
-                    + "frames again: \((try? captures[2].resumed(after: lostAt)) != nil)")
+                    + "frames again: \((try? captures[2].resumed(after: lostAt)) != nil); "
+                    + "the library linked the default last named (the session manager did not answer): "
+                    + "\(native.notices.messages.contains { $0.text.contains("does not answer") })")
         }
     }
 }

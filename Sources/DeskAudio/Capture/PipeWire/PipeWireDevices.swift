@@ -3,24 +3,40 @@ import DeskAudioShim
 import Glibc
 
 /// What a PipeWire daemon has to capture from, read once: the registry's `Audio/Sink` and
-/// `Audio/Source*` nodes, and the defaults from the session manager's "default" metadata
-/// (`default.audio.sink`, `default.audio.source`).
+/// `Audio/Source*` nodes, and the defaults the session manager names (`PipeWireDefaults`).
 struct PipeWireDevices {
     /// Sinks and sources, defaults marked.
     var devices: [CaptureDevice] = []
-    /// The node named by `default.audio.sink`, if any.
+    /// The default sink's node name, if any.
     var defaultSinkName: String?
-    /// The node named by `default.audio.source`, if any; it may be a sink (its monitor).
+    /// The default source's node name, if any; it may be a sink (its monitor).
     var defaultSourceName: String?
+    /// False when the session manager did not answer in time: the defaults are then the ones
+    /// it last named to this process, kept where those nodes are still there.
+    var defaultsAreCurrent = true
 
-    /// Reads them on `connection`, lock held, within `deadline`.
+    /// How long the defaults may take: a session manager that answers does so within a few
+    /// milliseconds; one that does not must leave time for the caller's own work.
+    static let defaultsTimeoutMs = 1000
+
+    /// Reads them on `connection`, lock held, within `deadline` (the defaults on a connection
+    /// of their own, within `defaultsTimeoutMs` of it).
     static func read(on connection: PipeWireConnection, deadline: inout timespec) throws(DeskAudioError)
         -> PipeWireDevices
     {
         let reader = PipeWireDeviceReader(connection: connection)
         defer { reader.finish() }
         try reader.run(deadline: &deadline)
-        return reader.result
+        let answered = try PipeWireDefaults.read(timeoutMs: defaultsTimeoutMs)
+        var defaults = answered ?? PipeWireDefaults.lastAnswered
+        if answered == nil {
+            let names = Set(reader.nodeNames)
+            defaults.sinkName = defaults.sinkName.flatMap { names.contains($0) ? $0 : nil }
+            defaults.sourceName = defaults.sourceName.flatMap { names.contains($0) ? $0 : nil }
+        }
+        var result = reader.devices(defaults: defaults)
+        result.defaultsAreCurrent = answered != nil
+        return result
     }
 
     /// The name inside a metadata value such as `{"name":"alsa_output.pci"}`.
@@ -43,7 +59,7 @@ struct PipeWireDevices {
     }
 }
 
-/// The registry and metadata listeners behind `PipeWireDevices.read`. Loop thread or lock held.
+/// The registry listener behind `PipeWireDevices.read`. Loop thread or lock held.
 private final class PipeWireDeviceReader {
     private struct Node {
         var id: UInt32
@@ -54,36 +70,35 @@ private final class PipeWireDeviceReader {
 
     private let connection: PipeWireConnection
     private var registry: PipeWireRegistry?
-    private var metadata: PipeWireMetadata?
     private var nodes: [Node] = []
     // Input ports per node id: a sink's channels.
     private var inputPorts: [UInt32: Int] = [:]
-    private var defaultSink: String?
-    private var defaultSource: String?
 
     init(connection: PipeWireConnection) {
         self.connection = connection
     }
 
-    /// Lock held: every global arrives by the first round trip, the metadata's properties
-    /// (bound while globals arrive) by the second.
+    /// Lock held: every global arrives by the first round trip.
     func run(deadline: inout timespec) throws(DeskAudioError) {
         registry = try PipeWireRegistry(on: connection) { [unowned self] id, type, properties in
             global(id: id, type: type, properties: properties)
         }
         try connection.roundTrip(deadline: &deadline, what: "listing devices")
-        try connection.roundTrip(deadline: &deadline, what: "reading the default devices")
     }
 
-    /// Lock held: removes the listeners and destroys the proxies.
+    /// Lock held: removes the listener and destroys the proxy.
     func finish() {
-        metadata?.close()
         registry?.close()
-        metadata = nil
         registry = nil
     }
 
-    var result: PipeWireDevices {
+    /// Every node's name.
+    var nodeNames: [String] { nodes.map(\.name) }
+
+    /// The sinks and sources, with `defaults` marked.
+    func devices(defaults: PipeWireDefaults) -> PipeWireDevices {
+        let defaultSink = defaults.sinkName
+        let defaultSource = defaults.sourceName
         var devices = PipeWireDevices(defaultSinkName: defaultSink, defaultSourceName: defaultSource)
         for node in nodes where !node.name.hasPrefix(PipeWireHostMute.sinkNamePrefix) {
             if node.mediaClass == "Audio/Sink" {
@@ -113,16 +128,6 @@ private final class PipeWireDeviceReader {
             guard properties[PW_KEY_PORT_DIRECTION] == "in", let node = properties[PW_KEY_NODE_ID].flatMap(UInt32.init)
             else { return }
             inputPorts[node, default: 0] += 1
-        case "PipeWire:Interface:Metadata":
-            guard metadata == nil, properties[PW_KEY_METADATA_NAME] == PipeWireMetadata.defaultName else { return }
-            metadata = PipeWireMetadata(id: id, type: type, registry: registry?.proxy) { [unowned self] _, key, value in
-                guard let value else { return }
-                switch key {
-                case "default.audio.sink": defaultSink = value.withCString { PipeWireDevices.name(inMetadataValue: $0) }
-                case "default.audio.source": defaultSource = value.withCString { PipeWireDevices.name(inMetadataValue: $0) }
-                default: break
-                }
-            }
         default:
             break
         }
