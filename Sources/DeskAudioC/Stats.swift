@@ -41,7 +41,8 @@ public func deskaudio_capture_get_stats(
             bitrate: snapshot.bitrate, backend: backendKind(snapshot.backend).rawValue,
             app_peak_dbfs: snapshot.app?.peakDBFS ?? silence, app_rms_dbfs: snapshot.app?.rmsDBFS ?? silence,
             mic_peak_dbfs: snapshot.mic?.peakDBFS ?? silence, mic_rms_dbfs: snapshot.mic?.rmsDBFS ?? silence,
-            frames_dropped_slow_callback: snapshot.framesDroppedSlowCallback)
+            frames_dropped_slow_callback: snapshot.framesDroppedSlowCallback,
+            frames_skipped_by_server: snapshot.framesSkippedByServer)
         return deskaudio_status.DESKAUDIO_OK.rawValue
     }
 }

@@ -128,12 +128,14 @@ struct RecordCommand: ParsableCommand {
         }
         try? service.enable(mic: false, app: false)
         service.setFrameHandler(nil)
-        let captured = service.stats().framesCaptured
-        try recording.finish(capturedFrames: captured)
+        let final = service.stats()
+        try recording.finish(capturedFrames: final.framesCaptured)
         let (frames, silentFrames, bytes) = recording.progress
+        // Audio lost before it reached the library (its threads were not run in time).
+        let skipped = final.framesSkippedByServer > 0 ? ", \(final.framesSkippedByServer) frames' worth skipped by the server" : ""
         print(
             "wrote \(output): \(Double(frames) / framesPerSecond) s, \(frames) frames of \(duration.description) "
-                + "(\(silentFrames) of gated silence), \(bytes) bytes")
+                + "(\(silentFrames) of gated silence), \(bytes) bytes\(skipped)")
     }
 
     private func statusLine(_ monitor: CaptureMonitor, _ recording: Recording, _ framesPerSecond: Double) -> String {

@@ -123,10 +123,13 @@ struct SendCommand: ParsableCommand {
         try? service.enable(mic: false, app: false)
         service.setFrameHandler(nil)
         let failed = counts.failed.load(ordering: .relaxed)
+        // Audio lost before it reached the library (its threads were not run in time).
+        let skipped = service.stats().framesSkippedByServer
         print(
             "sent \(counts.frames.load(ordering: .relaxed)) \(rtp == nil ? "frames" : "RTP packets"), "
                 + "\(counts.bytes.load(ordering: .relaxed)) bytes to \(destination)"
-                + (failed > 0 ? "; \(failed) refused by the system or the packetizer" : ""))
+                + (failed > 0 ? "; \(failed) refused by the system or the packetizer" : "")
+                + (skipped > 0 ? ", \(skipped) frames' worth skipped by the server" : ""))
     }
 }
 

@@ -55,4 +55,20 @@ import Testing
         ring.discardAll()
         #expect(ring.availableFloats == 0)
     }
+
+    @Test func silenceGoesInAcrossTheWrapAndWhatDoesNotFitIsCounted() {
+        let ring = SampleRing(minimumFloats: 64)
+        let ones = [Float](repeating: 1, count: 50)
+        var scratch = [Float](repeating: -1, count: 64)
+        #expect(ones.withUnsafeBufferPointer { ring.write($0) } == 50)
+        #expect(scratch.withUnsafeMutableBufferPointer { ring.read(into: $0) } == 50)
+        // The next 40 floats wrap: 14 at the end of the storage, 26 at its start.
+        #expect(ring.writeSilence(floats: 40) == 40)
+        #expect(ones.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<10])) } == 10)
+        #expect(scratch.withUnsafeMutableBufferPointer { ring.read(into: $0) } == 50)
+        #expect(scratch[0..<40].allSatisfy { $0 == 0 } && scratch[40..<50].allSatisfy { $0 == 1 })
+        #expect(ring.writeSilence(floats: 63) == 62, "whole pairs only")
+        #expect(ring.writeSilence(floats: 10) == 2)
+        #expect(ring.droppedFloats == 1 + 8)
+    }
 }

@@ -25,6 +25,8 @@ final class SourceFeed: @unchecked Sendable {
     private let serverLatency = Atomic<Int64>(-1)
     private let capturing = Atomic<Bool>(false)
     private let writes = Atomic<UInt64>(0)
+    private let skipped = Atomic<UInt64>(0)
+    private let skippedFrames = Atomic<UInt64>(0)
 
     /// A feed for the source `name`.
     init(name: String, notices: NoticeBoard) {
@@ -65,6 +67,27 @@ final class SourceFeed: @unchecked Sendable {
         ring.write(samples)
         writes.add(1, ordering: .relaxed)
     }
+
+    /// Server thread: `samples` (per channel) went by in the server's graph without reaching
+    /// the stream (its thread was not run in time): queues as much silence, up to
+    /// `longestSkipFilled`, so the frames after it keep their place on the timeline, and
+    /// counts it. (A longer skip, a process stopped for a while, is left to the capture
+    /// clock, which starts its line again.)
+    func writeSkipped(samples: Int) {
+        ring.writeSilence(floats: min(samples, SourceFeed.longestSkipFilled) * ring.channels)
+        skipped.add(UInt64(samples), ordering: .relaxed)
+        let frame = AudioFormat.frameSamples
+        skippedFrames.add(UInt64((samples + frame - 1) / frame), ordering: .relaxed)
+    }
+
+    /// The longest skip filled with silence: 0.25 s, half the ring.
+    static let longestSkipFilled = AudioFormat.sampleRate / 4
+
+    /// Samples per channel the server's graph moved past without this stream, since creation.
+    var skippedSamples: UInt64 { skipped.load(ordering: .relaxed) }
+
+    /// The same in 10 ms frames' worth, each skip rounded up (so at least the number of skips).
+    var skippedFrameCount: UInt64 { skippedFrames.load(ordering: .relaxed) }
 
     /// How many times the stream has written, since creation: a count that stops moving is
     /// a stream no longer fed.

@@ -255,6 +255,7 @@ public final class AudioService: @unchecked Sendable {
         let droppedSamples = feeds.reduce(0) { $0 + $1.ring.droppedFloats / $1.ring.channels }
         stats.framesDroppedOverflow = UInt64(droppedSamples) / UInt64(AudioFormat.frameSamples)
         stats.framesDroppedSlowCallback = parts.delivery.queue.droppedFrames
+        stats.framesSkippedByServer = feeds.reduce(0) { $0 + $1.skippedFrameCount }
         stats.bitrate = settings.requestedBitrate
         stats.backend = activeBackend
         for feed in feeds where feed.isCapturing {

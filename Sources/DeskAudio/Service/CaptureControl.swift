@@ -158,7 +158,23 @@ final class CaptureControl {
     /// Reopens each stream the server dropped, or that is no longer fed (StallWatch), on any
     /// backend the choice allows, with back-off; the worker flags the gap.
     func reopenFailedSources() {
-        for source in sources { reopenIfFailed(source) }
+        for source in sources {
+            logSkips(source)
+            reopenIfFailed(source)
+        }
+    }
+
+    /// Tells the log of audio the server moved past without the source's stream since the
+    /// last look (SourceFeed.writeSkipped).
+    private func logSkips(_ source: CaptureSource) {
+        let skipped = source.feed.skippedSamples
+        guard skipped > source.skipsLogged else { return }
+        let ms = Double(skipped - source.skipsLogged) * 1000 / Double(AudioFormat.sampleRate)
+        source.skipsLogged = skipped
+        parts.notices.log(
+            .warning,
+            "\(source.role.name): the server moved on without this process for \(ms.rounded()) ms (its threads were "
+                + "not run in time): that audio is lost, silence stands in its place")
     }
 
     private func reopenIfFailed(_ source: CaptureSource) {

@@ -34,6 +34,8 @@ final class CaptureSource {
     var stall = StallWatch()
     /// True when the stream stalled and is to be reopened (as a failed one is).
     var needsReopen = false
+    /// The feed's skipped samples already told in the log.
+    var skipsLogged: UInt64 = 0
 
     /// A source of `role` on `device` (nil: the default) or, for app audio, recording
     /// `selection` (nil: a sink's monitor), writing to the feed in `slot`.

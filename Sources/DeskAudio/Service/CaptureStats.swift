@@ -24,6 +24,10 @@ public struct CaptureStats: Sendable, Equatable {
     /// 0.5 s (FrameQueue.capacity frames of 10 ms) behind; the next frame delivered carries the
     /// after-loss flag.
     public var framesDroppedSlowCallback: UInt64 = 0
+    /// 10 ms frames' worth of audio the server's graph moved past without a capture stream,
+    /// whose thread was not run in time (a starved machine), each time rounded up; queued as
+    /// silence in its place.
+    public var framesSkippedByServer: UInt64 = 0
     /// Frames' worth of a source's audio dropped because it arrived as a backlog after its
     /// time had been filled with silence in the mix.
     public var framesDroppedLate: UInt64 = 0

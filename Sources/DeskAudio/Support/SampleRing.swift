@@ -73,17 +73,36 @@ public final class SampleRing: @unchecked Sendable {
     /// `channels` floats, and returns how many floats were taken.
     @discardableResult
     public func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
-        guard let source = samples.baseAddress, samples.count > 0 else { return 0 }
+        guard let source = samples.baseAddress else { return 0 }
+        return append(samples.count) { start, count in copy(count, from: source, ringOffset: start) }
+    }
+
+    /// Producer side: writes `floats` zeros, as much as fits in whole samples (a stretch the
+    /// server moved past without this stream), and returns how many floats were written.
+    @discardableResult
+    public func writeSilence(floats: Int) -> Int {
+        append(floats) { start, count in
+            let first = min(count, capacity - start)
+            (storage + start).update(repeating: 0, count: first)
+            if first < count { storage.update(repeating: 0, count: count - first) }
+        }
+    }
+
+    /// Producer side: reserves room for up to `wanted` floats in whole samples (counting
+    /// what does not fit as dropped), lets `fill` write them at the ring offset it gets, and
+    /// publishes them; returns how many.
+    private func append(_ wanted: Int, _ fill: (_ ringOffset: Int, _ count: Int) -> Void) -> Int {
+        guard wanted > 0 else { return 0 }
         let write = writeIndex.load(ordering: .relaxed)
         let read = readIndex.load(ordering: .acquiring)
         let free = limitFloats.load(ordering: .relaxed) - (write - read)
-        var count = min(samples.count, free)
+        var count = min(wanted, free)
         count -= count % channelCount.load(ordering: .relaxed)
-        if count < samples.count {
-            dropped.add(samples.count - count, ordering: .relaxed)
+        if count < wanted {
+            dropped.add(wanted - count, ordering: .relaxed)
         }
         guard count > 0 else { return 0 }
-        copy(count, from: source, ringOffset: write & mask)
+        fill(write & mask, count)
         writeIndex.store(write + count, ordering: .releasing)
         return count
     }

@@ -29,6 +29,10 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     // True for app audio: the stream reads a sink's monitor, which carries a graph cycle's
     // audio in the next cycle. Set before the stream starts.
     private var readsAMonitor = false
+    // Data thread only.
+    private var cycleWatch = PipeWireCycleWatch()
+    // The graph's position (spa_io_position), as the stream was last told: its address bits.
+    private let position = Atomic<UInt>(0)
 
     /// True once the stream errored or was disconnected after it had started.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -42,6 +46,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         events.pointee.state_changed = { data, _, newState, _ in
             let capture = Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue()
             capture.stateChanged(to: newState)
+        }
+        events.pointee.io_changed = { data, id, area, _ in
+            guard id == SPA_IO_Position.rawValue else { return }
+            let capture = Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue()
+            capture.position.store(UInt(bitPattern: area), ordering: .releasing)
         }
         events.pointee.process = { data in
             Unmanaged<PipeWireCapture>.fromOpaque(data!).takeUnretainedValue().processBuffer()
@@ -69,7 +78,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         // The mute starts first, with no lock of this connection held: its start waits for
         // the session manager, which may be waiting on this connection's stream node.
         if case .applications(let selection) = target, selection.mutesHost {
-            let mute = PipeWireHostMute()
+            let mute = PipeWireHostMute(notices: feed.notices)
             hostMute = mute
             do throws(DeskAudioError) { try mute.start(timeoutMs: timeoutMs) } catch {
                 stop()
@@ -85,11 +94,19 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                 try ensureSinkLocked(on: newConnection, deadline: &deadline)
             }
             var linkedDevice: String?
+            var sessionManagerAnswers = true
             if options.linkingItself, target.isADevice {
-                linkedDevice = try PipeWireCapture.deviceName(for: target, on: newConnection, deadline: &deadline)
+                let device = try PipeWireCapture.device(for: target, on: newConnection, deadline: &deadline)
+                linkedDevice = device.name
+                sessionManagerAnswers = device.isCurrent
+                if !device.isCurrent {
+                    feed.notices.log(
+                        .warning, "\(feed.name): the session manager does not answer: linking \(device.name), the default it last named")
+                }
             }
             try connectLocked(
-                target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs, autoconnect: linkedDevice == nil)
+                target, on: newConnection, deadline: &deadline, timeoutMs: timeoutMs, autoconnect: linkedDevice == nil,
+                portsBySessionManager: sessionManagerAnswers)
             if case .applications(let selection) = target {
                 try routeLocked(selection, on: newConnection)
             } else if let linkedDevice {
@@ -110,7 +127,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         }
         guard let connection else { return }
         connection.lock()
-        linkWatch?.finish()
+        linkWatch?.stopWatching()
         appRouter?.finish()
         appRouter = nil
         feed.appLevels.removeAll()
@@ -155,23 +172,26 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         }
     }
 
-    /// The name of the device `target` records now: the one named, or the current default
-    /// sink or source. Lock held.
-    static func deviceName(
+    /// The name of the device `target` records now: the one named, or the default sink or
+    /// source (`isCurrent` false: the one the session manager last named, while it does not
+    /// answer). Lock held.
+    static func device(
         for target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec
-    ) throws(DeskAudioError) -> String {
-        if let name = target.deviceName { return name }
+    ) throws(DeskAudioError) -> (name: String, isCurrent: Bool) {
+        if let name = target.deviceName { return (name, true) }
         let server = try PipeWireDevices.read(on: connection, deadline: &deadline)
         let kind = target.recordsASink ? "sink" : "source"
         guard let name = target.recordsASink ? server.defaultSinkName : server.defaultSourceName else {
-            throw .noDevice("PipeWire names no default \(kind) (no session manager running?)")
+            throw server.defaultsAreCurrent
+                ? .noDevice("PipeWire names no default \(kind) (no session manager running?)")
+                : .timeout("the session manager did not answer for the default \(kind) within \(PipeWireDevices.defaultsTimeoutMs) ms")
         }
-        return name
+        return (name, server.defaultsAreCurrent)
     }
 
     private func connectLocked(
         _ target: CaptureTarget, on connection: PipeWireConnection, deadline: inout timespec, timeoutMs: Int,
-        autoconnect sessionManagerLinks: Bool
+        autoconnect sessionManagerLinks: Bool, portsBySessionManager: Bool
     ) throws(DeskAudioError) {
         let properties = pw_properties_new_string(
             "media.type=Audio media.category=Capture media.role=Communication "
@@ -193,6 +213,14 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             pw_properties_set(properties, PW_KEY_NODE_AUTOCONNECT, "false")
             pw_properties_set(properties, PW_KEY_NODE_ALWAYS_PROCESS, "true")
             autoconnect = 0
+        }
+        // While the session manager does not answer, the stream's adapter sets up its own ports
+        // (the session manager's job: one that does not answer leaves the node with none to
+        // link). Not otherwise: a session manager that then configures them too replaces the
+        // ports, and with them the library's links (seen after a PipeWire restart).
+        if !portsBySessionManager {
+            pw_properties_set(
+                properties, "adapter.auto-port-config", "{ mode = dsp monitor = false control = false position = preserve }")
         }
         guard let newStream = pw_stream_new(connection.core, "DeskAudio capture", properties) else {
             throw .outOfResources("cannot create a PipeWire stream: \(PipeWireConnection.errnoText())")
@@ -221,7 +249,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             streamNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
             onRelink: { [unowned self] node in feed.reportDeviceChange(to: node + suffix) })
         linkWatch = watch
-        try watch.start()
+        try watch.startWatching()
     }
 
     /// On a server with no sink at all, asks for a null sink owned by this connection
@@ -256,7 +284,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             connection: connection, deviceName: name, recordsMonitor: target.recordsASink,
             captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max })
         deviceLinker = linker
-        try linker.start()
+        try linker.startWatching()
         feed.notices.log(.info, "\(feed.name): linked to \(name) by the library (the session manager did not)")
     }
 
@@ -270,7 +298,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                 feed.reportPlayback(stream, appeared: appeared, recorded: recorded)
             })
         appRouter = router
-        try router.start()
+        try router.startWatching()
     }
 
     private var listenerStorage: UnsafeMutablePointer<spa_hook>? {
@@ -304,6 +332,14 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                     // buffer's length) older still (docs/capture.md, "Capture times").
                     let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: UInt64(samples.count / max(feed.ring.channels, 1))) : 0
                     let firstSampleNs = Double(time.now) - delayNs - Double(quantumNs)
+                    if let clock = UnsafeRawPointer(bitPattern: position.load(ordering: .acquiring))?
+                        .assumingMemoryBound(to: spa_io_position.self).pointee.clock, clock.rate.denom > 0
+                    {
+                        let skipped = cycleWatch.skippedSamples(
+                            ticks: clock.position, durationTicks: clock.duration, rate: (clock.rate.num, clock.rate.denom),
+                            nowNs: Int64(clock.nsec))
+                        if skipped > 0 { feed.writeSkipped(samples: skipped) }
+                    }
                     feed.write(samples, firstSampleTimeNs: timed ? UInt64(max(firstSampleNs, 0)) : nil)
                 })
         else { return }
