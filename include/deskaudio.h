@@ -241,6 +241,14 @@ typedef struct deskaudio_stats {
      * DESKAUDIO_FRAME_AFTER_LOSS.
      */
     uint64_t frames_dropped_slow_callback;
+    /**
+     * 10 ms frames' worth of audio the server's graph moved past without a capture stream,
+     * whose thread was not run in time (a starved machine), each time rounded up: lost
+     * before it reached the library, and queued as silence in its place (up to 0.25 s each
+     * time) so that later frames keep their place on the timeline. PipeWire's native API
+     * only (it tells); the log says when, as a warning.
+     */
+    uint64_t frames_skipped_by_server;
 } deskaudio_stats;
 
 /**
@@ -1303,6 +1311,12 @@ typedef enum deskaudio_frame_flag {
      * more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES frames of 10 ms). The sequence has a hole there.
      */
     DESKAUDIO_FRAME_AFTER_LOSS = 16,
+    /**
+     * The frame's capture_time_ns does not follow from the last frame's (its time plus the
+     * samples between them): the server's clock stepped or another source's clock took over;
+     * a host pairing audio with video re-anchors here.
+     */
+    DESKAUDIO_FRAME_TIME_STEP = 32,
 } deskaudio_frame_flag;
 
 /** What a remote microphone tells its host. */

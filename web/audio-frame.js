@@ -9,7 +9,7 @@ export const MAX_PACKET_BYTES = 1275;
 export const OPUS_FRAME_SAMPLES = Object.freeze([120, 240, 480, 960, 1920, 2880]);
 
 /** Flag bits of byte 5. */
-export const Flags = Object.freeze({ AFTER_GAP: 1, APP: 2, MIC: 4, HOST: 8, AFTER_LOSS: 16 });
+export const Flags = Object.freeze({ AFTER_GAP: 1, APP: 2, MIC: 4, HOST: 8, AFTER_LOSS: 16, TIME_STEP: 32 });
 
 /**
  * Why bytes are not an AudioFrame. `code` is the C API's name without its prefix
@@ -51,6 +51,7 @@ export function parseAudioFrame(bytes) {
     flags,
     afterGap: (flags & Flags.AFTER_GAP) !== 0,
     afterLoss: (flags & Flags.AFTER_LOSS) !== 0,
+    timeStep: (flags & Flags.TIME_STEP) !== 0,
     app: (flags & Flags.APP) !== 0,
     mic: (flags & Flags.MIC) !== 0,
     host: (flags & Flags.HOST) !== 0,

@@ -7,6 +7,7 @@ export declare const Flags: {
   readonly MIC: 4;
   readonly HOST: 8;
   readonly AFTER_LOSS: 16;
+  readonly TIME_STEP: 32;
 };
 
 /** The C API's frame error names, without their DESKAUDIO_ERROR_FRAME_ prefix. */
@@ -34,6 +35,8 @@ export interface AudioFrame {
   afterGap: boolean;
   /** The sender dropped the frames before this one (its host fell behind): conceal them. */
   afterLoss: boolean;
+  /** captureTimeNs does not follow from the last frame's: the sender's clock stepped; re-anchor A/V sync here. */
+  timeStep: boolean;
   app: boolean;
   mic: boolean;
   host: boolean;

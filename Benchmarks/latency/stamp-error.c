@@ -16,11 +16,12 @@
  * burst, the stamp error (that minus the true time) and the latency (the callback's arrival
  * minus the true time), then a summary line, the worst distance of consecutive frames' capture
  * times from their nominal length within continuous runs (from 2 s in, once the clock has
- * locked; a relock, where the server's clock stepped against the samples, ends a run and is
- * counted as across_relocks), and deskaudio_get_clock()'s mapping:
+ * locked; a frame flagged DESKAUDIO_FRAME_TIME_STEP, where the server's clock stepped against
+ * the samples and the library says so, ends a run and is counted as time_steps), and
+ * deskaudio_get_clock()'s mapping:
  *   stamp_ms backend=auto frame_us=10000 n=100 missed=0 error_p50=0.000 error_abs_p99=0.000
  *     error_min=0.000 error_max=0.000 latency_p50=12.30 latency_p99=14.00
- *   steps n=1200 worst_ms=0.0001 across_relocks=0
+ *   steps n=1200 worst_ms=0.0001 time_steps=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
  * A PipeWire server is needed (PipeWire native or pipewire-pulse, for the library's either
  * backend). */
@@ -60,9 +61,7 @@ struct probe {
     uint32_t last_sequence;
     int have_last;
     double worst_step_ns;
-    long steps, steps_across_relocks;
-    uint32_t last_relocks;
-    int frames_since_relock;
+    long steps, time_steps;
 };
 
 static struct probe probe;
@@ -131,19 +130,13 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     deskaudio_frame_info info;
     if (deskaudio_parse_frame(frame, len, &info) != DESKAUDIO_OK) return;
     if (!probe.have_last) probe.first_sample_clock = info.sample_clock;
-    /* A relock means the server's clock stepped against the samples (a quantum skipped or
-     * changed): the run is not continuous there, and the step is counted apart. */
-    deskaudio_clock clock;
-    uint32_t relocks = deskaudio_get_clock(&clock) == DESKAUDIO_OK ? clock.relocks : probe.last_relocks;
-    /* The relock is seen here a little before or after the frame that carries the step (the
-     * report comes first, the frames of its chunk after, and delivery may lag): the frames
-     * within 4 of it are set apart. */
-    if (relocks != probe.last_relocks) probe.frames_since_relock = 0;
-    int relocked = probe.frames_since_relock++ < 4;
-    probe.last_relocks = relocks;
-    if (relocked && probe.have_last) probe.steps_across_relocks++;
+    /* The library flags the frame where the server's clock stepped against the samples (a
+     * quantum skipped or changed): the run is not continuous there, and the step is counted
+     * apart. */
+    int stepped = (info.flags & DESKAUDIO_FRAME_TIME_STEP) != 0;
+    if (stepped && probe.have_last) probe.time_steps++;
     /* Judged once the clock has locked: 2 s into the capture. */
-    if (probe.have_last && !relocked && info.sequence == probe.last_sequence + 1 &&
+    if (probe.have_last && !stepped && info.sequence == probe.last_sequence + 1 &&
         !(info.flags & DESKAUDIO_FRAME_AFTER_GAP) && info.sample_clock == probe.last_sample_clock + info.frame_samples &&
         info.sample_clock >= probe.first_sample_clock + 2 * RATE) {
         double step = (double)info.capture_time_ns - (double)probe.last_capture_ns;
@@ -190,7 +183,6 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US]\n", MAX_CLICKS);
         return 2;
     }
-    probe.frames_since_relock = 4;
     probe.decoder = deskaudio_decoder_create();
     probe.pre_skip = deskaudio_encoder_pre_skip();
     set_audio_callback(on_frame, NULL);
@@ -258,8 +250,8 @@ int main(int argc, char **argv) {
            percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
            probe.errors_ms[heard - 1], percentile(probe.latencies_ms, heard, 50),
            percentile(probe.latencies_ms, heard, 99));
-    printf("steps n=%ld worst_ms=%.4f across_relocks=%ld\n", probe.steps, probe.worst_step_ns / 1e6,
-           probe.steps_across_relocks);
+    printf("steps n=%ld worst_ms=%.4f time_steps=%ld\n", probe.steps, probe.worst_step_ns / 1e6,
+           probe.time_steps);
     if (clocked == DESKAUDIO_OK)
         printf("clock source=%u jitter_ms=%.3f rate_ppm=%.1f relocks=%u\n", clock.source, clock.jitter_ns / 1e6,
                clock.rate_error_ppm, clock.relocks);

@@ -18,6 +18,10 @@ public enum deskaudio_frame_flag: Int32, CaseIterable {
     /// The sender dropped the frames just before this one: its host's frame callback fell
     /// more than 0.5 s behind (DESKAUDIO_QUEUE_FRAMES frames of 10 ms). The sequence has a hole there.
     case DESKAUDIO_FRAME_AFTER_LOSS = 16
+    /// The frame's capture_time_ns does not follow from the last frame's (its time plus the
+    /// samples between them): the server's clock stepped or another source's clock took over;
+    /// a host pairing audio with video re-anchors here.
+    case DESKAUDIO_FRAME_TIME_STEP = 32
 }
 
 /// Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*

@@ -97,6 +97,38 @@ import Testing
         #expect(times == [970_000_000, 980_000_000, 990_000_000])
     }
 
+    /// A chunk on a clock mapping that started again flags the first frame stamped from it,
+    /// the one whose capture time steps: in the middle of a partial frame, that frame; while
+    /// the gate holds frames back, the first frame sent after them.
+    @Test func aTimeStepFlagsTheFirstFrameStampedOnTheNewMapping() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 4)
+        var sent: [AudioFrameHeader] = []
+        func feed(_ floats: ArraySlice<Float>, endTimeNs: UInt64, stepped: Bool) {
+            floats.withUnsafeBufferPointer { chunk in
+                pipeline.process(chunk, endTimeNs: endTimeNs, timeStepped: stepped) { bytes in
+                    sent.append(try! AudioFrameParser.parse(bytes).header)
+                }
+            }
+        }
+        // 1.5 frames, then the rest on a mapping 2.7 ms later.
+        feed(tone[0..<1440], endTimeNs: 1_015_000_000, stepped: false)
+        feed(tone[1440...], endTimeNs: 1_042_700_000, stepped: true)
+        #expect(sent.map { $0.flags.contains(.timeStep) } == [false, true, false, false])
+        let expected: [Int64] = [1_000_000_000, 1_012_700_000, 1_022_700_000, 1_032_700_000]
+        #expect(zip(sent, expected).allSatisfy { abs(Int64($0.captureTimeNs) - $1) <= 1 }, "\(sent.map(\.captureTimeNs))")
+
+        // Held back by the gate: the flag waits for the next frame sent.
+        let silence = [Float](repeating: 0, count: 801 * AudioFormat.frameFloats)
+        feed(silence[...], endTimeNs: 0, stepped: false)
+        sent.removeAll()
+        feed(silence[0..<AudioFormat.frameFloats], endTimeNs: 0, stepped: true)
+        feed(tone[0..<AudioFormat.frameFloats * 2], endTimeNs: 0, stepped: false)
+        #expect(sent.map(\.flags.rawValue) == [
+            AudioFrameHeader.Flags([.app, .afterGap, .timeStep]).rawValue, AudioFrameHeader.Flags.app.rawValue,
+        ])
+    }
+
     @Test func discontinuityFlagsTheNextFrameAndAdvancesTheClock() throws {
         let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
         let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 2 + 100)

@@ -1,4 +1,8 @@
+import DeskAudio
+import DeskAudioC
+import DeskAudioCTypes
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -43,8 +47,8 @@ extension RealServerTests {
         /// PipeWire's native backend stamps frames from the graph clock: each burst's first
         /// sample is placed where the player's own clock put it, to the sample, and
         /// consecutive frames are exactly their length apart (within a continuous run: where
-        /// the graph's timing stepped against the samples, the clock relocks and the probe
-        /// counts that step apart, as across_relocks).
+        /// the graph's timing stepped against the samples, the clock relocks, the library flags
+        /// that frame DESKAUDIO_FRAME_TIME_STEP and the probe counts it apart, as time_steps).
         @Test(arguments: [10_000, 5_000])
         func pipeWireStampsEachFrameAtTheTimeItsSoundReachedTheSink(frameMicroseconds: Int) throws {
             let result = try Self.probe(backend: "pipewire", frameMicroseconds: frameMicroseconds)
@@ -54,6 +58,47 @@ extension RealServerTests {
                     "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms")
             #expect(result["clock.source"] == 2, "the mapping is app audio's server clock")
             #expect(abs(result["clock.rate_ppm"]) < 1000, "rate \(result["clock.rate_ppm"]) ppm")
+        }
+
+        /// A capture whose threads are not run for 100 ms (the process stopped, as a starved
+        /// machine stops it now and then) misses the PipeWire graph's cycles meanwhile: that
+        /// audio is lost before the library sees it. The native backend notices from the graph
+        /// clock, counts it (frames_skipped_by_server) and queues as much silence in its place,
+        /// so the frames after it keep their sample clock in step with their capture times.
+        @Test func cyclesMissedWhileTheProcessIsStoppedAreCountedAndKeepTheTimeline() throws {
+            let handle = deskaudio_capture_create()
+            defer { deskaudio_capture_destroy(handle) }
+            let frames = FrameCollector()
+            #expect(deskaudio_capture_set_frame_callback(handle, FrameCollector.callback, frames.userData) == 0)
+            #expect(deskaudio_capture_set_backend(handle, "pipewire") == 0)
+            let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 4)
+            defer { player.terminate() }
+            #expect(deskaudio_capture_enable(handle, false, true) == 0)
+            #expect(waitUntil(seconds: 3) { frames.count >= 100 }, "frames flow")
+            let stopper = try ExternalTools.run(
+                ["sh", "-c", "kill -STOP \(getpid()); sleep 0.1; kill -CONT \(getpid())"])
+            #expect(stopper.status == 0)
+            Thread.sleep(forTimeInterval: 1)
+            var stats = deskaudio_stats()
+            #expect(deskaudio_capture_get_stats(handle, &stats) == 0)
+            #expect(deskaudio_capture_enable(handle, false, false) == 0)
+
+            let parsed = try frames.parsed()
+            let headers = parsed.map(\.header)
+            // Where the sample clock and the capture times part: the largest step of one
+            // against the other between consecutive frames.
+            let worstStepMs = zip(headers, headers.dropFirst()).map { a, b in
+                let bySamples = Double(b.sampleClock - a.sampleClock) * 1e3 / 48_000
+                let byTime = (Double(b.captureTimeNs) - Double(a.captureTimeNs)) / 1e6
+                return abs(byTime - bySamples)
+            }.max() ?? .infinity
+            let tone = ToneCheck(try frames.decoded())
+            let dropouts = tone.dropouts(expected: halfScaleSineLevel, tolerance: 1)
+            print("measured: process stopped for 100 ms: \(stats.frames_skipped_by_server) frames skipped by the server, "
+                + "worst step of capture time against sample clock \(worstStepMs) ms, 10 ms blocks off the tone: \(tone.describe(dropouts))")
+            #expect((5...30).contains(stats.frames_skipped_by_server), "frames skipped: \(stats.frames_skipped_by_server)")
+            #expect(stats.frames_dropped_overflow == 0)
+            #expect(worstStepMs <= 2, "capture times step against the sample clock by up to \(worstStepMs) ms")
         }
 
         /// examples-c/av-sync: a second of audio frames (100) is exactly 60 video frames, so

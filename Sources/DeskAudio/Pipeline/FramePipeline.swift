@@ -36,6 +36,7 @@ public final class FramePipeline {
     private var sampleClock: UInt64 = 0
     private var samplesIn: UInt64 = 0
     private var markNextAfterGap = false
+    private var markNextTimeStep = false
     private var frameSources: AudioFrameHeader.Flags = []
 
     /// A pipeline with its own encoder and gate, cutting frames of `frameDuration`.
@@ -61,14 +62,18 @@ public final class FramePipeline {
 
     /// Feeds interleaved floats (of the encoder's layout) from `sources`; the sample after
     /// the last one sounds at `endTimeNs` (CLOCK_MONOTONIC), and each lasts
-    /// `nanosecondsPerSample` (nominal unless the server's clock says otherwise). `deliver`
-    /// gets each AudioFrame (header + Opus packet), valid only during the call, in order. A
-    /// frame's flags name every source that contributed to it.
+    /// `nanosecondsPerSample` (nominal unless the server's clock says otherwise). `timeStepped`:
+    /// those times are on a clock mapping other than the last chunk's (it started again), so
+    /// the next frame sent carries the time-step flag. `deliver` gets each AudioFrame (header
+    /// + Opus packet), valid only during the call, in order. A frame's flags name every source
+    /// that contributed to it.
     public func process(
         _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = .app, endTimeNs: UInt64,
-        nanosecondsPerSample: Double = FramePipeline.nominalNanosecondsPerSample,
+        nanosecondsPerSample: Double = FramePipeline.nominalNanosecondsPerSample, timeStepped: Bool = false,
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
+        // (The first frame this chunk completes is the first stamped on the new mapping.)
+        if timeStepped { markNextTimeStep = true }
         samplesIn += UInt64(chunk.count / encoder.layout.channels)
         let chunkEnd = (sample: samplesIn, timeNs: endTimeNs, nanosecondsPerSample: nanosecondsPerSample)
         frameSources.formUnion(sources)
@@ -129,6 +134,7 @@ public final class FramePipeline {
             flags.insert(.afterGap)
             markNextAfterGap = false
         }
+        if markNextTimeStep { flags.insert(.timeStep) }
         let mapping = encoder.layout.mappingFamily == 0 ? nil : encoder.mapping
         let headerBytes = mapping.map { AudioFrameHeader.byteCount + 2 + Int($0.channels) } ?? AudioFrameHeader.byteCount
         let packet = UnsafeMutableRawBufferPointer(rebasing: output[headerBytes...]).bindMemory(to: UInt8.self)
@@ -149,6 +155,7 @@ public final class FramePipeline {
             frameSamples: UInt16(frameSamples), payloadLength: UInt16(length), mapping: mapping)
         AudioFrameWriter.write(header, into: output)
         sequence &+= 1
+        markNextTimeStep = false
         let total = headerBytes + length
         counters.framesSent += 1
         counters.bytesSent += UInt64(total)

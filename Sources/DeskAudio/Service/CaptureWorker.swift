@@ -22,6 +22,9 @@ final class CaptureWorker: @unchecked Sendable {
     private var gapSince: UInt64?
     // The last chunk stamped by a server clock, for chunks that cannot be (see chunkEnd).
     private var lastServerClock: CaptureClock?
+    // The mapping the last chunk was stamped on (its relocks and origin): a chunk on another
+    // one steps the timeline.
+    private var lastMapping: (relocks: Int, origin: CaptureClock.Origin)?
     private let thread: StoppableThread
     private let chunk: UnsafeMutableBufferPointer<Float>
 
@@ -49,6 +52,7 @@ final class CaptureWorker: @unchecked Sendable {
         mixer.channels = pipeline.channels
         mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
         lastServerClock = nil
+        lastMapping = nil
         try delivery.start()
         do throws(DeskAudioError) {
             try thread.start(named: "deskaudio-work") { [self] in run() }
@@ -118,6 +122,11 @@ final class CaptureWorker: @unchecked Sendable {
             progressed = true
             settings.apply(to: pipeline)
             var end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
+            // A break, a relock of the server's clock, or another clock taking over: the
+            // timeline steps at the next frame (its flag tells the host).
+            var timeStepped = gapSince != nil
+            if let last = lastMapping, last.relocks != end.relocks || last.origin != end.origin { timeStepped = true }
+            lastMapping = (end.relocks, end.origin)
             if let since = gapSince {
                 // The sample clock moves on by the outage, up to this chunk's first sample
                 // (its time by the new stream's clock), and the next frame is flagged.
@@ -132,7 +141,7 @@ final class CaptureWorker: @unchecked Sendable {
             lastChunkEndNs = end.timeNs
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
-                nanosecondsPerSample: end.nanosecondsPerSample
+                nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: timeStepped
             ) { frame in
                 delivery.queue.push(frame)
             }

@@ -67,6 +67,12 @@ public struct AudioFrameHeader: Equatable, Sendable {
         /// Frames before this one were dropped because the host's frame callback fell
         /// more than 0.5 s behind: the sequence has a hole, and a decoder conceals it.
         public static let afterLoss = Flags(rawValue: 1 << 4)
+        /// This frame's capture time does not follow from the last sent frame's (its time
+        /// plus the samples between them): the server's clock stepped against the samples
+        /// (a quantum skipped or changed, a stall, a restart) or another source's clock took
+        /// over, and the timeline starts again here. A host pairing audio with video
+        /// re-anchors at this frame.
+        public static let timeStep = Flags(rawValue: 1 << 5)
     }
 
     /// See `Flags`.

@@ -159,6 +159,14 @@ typedef struct deskaudio_stats {
      * DESKAUDIO_FRAME_AFTER_LOSS.
      */
     uint64_t frames_dropped_slow_callback;
+    /**
+     * 10 ms frames' worth of audio the server's graph moved past without a capture stream,
+     * whose thread was not run in time (a starved machine), each time rounded up: lost
+     * before it reached the library, and queued as silence in its place (up to 0.25 s each
+     * time) so that later frames keep their place on the timeline. PipeWire's native API
+     * only (it tells); the log says when, as a warning.
+     */
+    uint64_t frames_skipped_by_server;
 } deskaudio_stats;
 
 /* GROUP 2 */

@@ -50,6 +50,7 @@ import Testing
     @Test func frameFlags() {
         let core: [(String, AudioFrameHeader.Flags)] = [
             ("AFTER_GAP", .afterGap), ("APP", .app), ("MIC", .mic), ("HOST", .host), ("AFTER_LOSS", .afterLoss),
+            ("TIME_STEP", .timeStep),
         ]
         #expect(deskaudio_frame_flag.allCases.map { "\($0.rawValue) \($0)" }
             == core.map { "\($0.1.rawValue) DESKAUDIO_FRAME_\($0.0)" })

@@ -55,6 +55,7 @@ import Testing
                 case "app": matches = (info.flags & 2 != 0) == value as! Bool
                 case "mic": matches = (info.flags & 4 != 0) == value as! Bool
                 case "afterLoss": matches = (info.flags & 16 != 0) == value as! Bool
+                case "timeStep": matches = (info.flags & 32 != 0) == value as! Bool
                 case "channels": matches = Int(info.channels) == value as! Int
                 case "sequence": matches = Int(info.sequence) == value as! Int
                 case "sampleClock": matches = String(info.sample_clock) == value as! String
