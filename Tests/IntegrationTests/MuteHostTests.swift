@@ -10,6 +10,12 @@ extension RealServerTests {
     /// private PipeWire's default sink stands for the machine's speakers, and a second capture
     /// of its whole monitor in this process hears what they would play.
     @Suite struct MuteHostTests {
+        /// The speakers count as quiet at or below this 440 Hz level (dBFS): 66 dB under the
+        /// tone, and 10 dB over the floor of a PipeWire sink's monitor once the tone has gone
+        /// there (a PulseAudio sink's is digital silence): on Debian 13 the muted speakers read
+        /// up to −90.2 dBFS through pipewire-pulse and −91.1 natively, against −90 before.
+        static let quietLevel = -80.0
+
         /// Per 10 ms frame of `collector`: its capture time and the level (dBFS) of `frequency` in it.
         static func frameLevels(_ collector: FrameCollector, of frequency: Double) throws -> [(time: UInt64, level: Double)] {
             let frames = try collector.parsed()
@@ -64,7 +70,7 @@ extension RealServerTests {
             #expect(
                 waitUntil(seconds: 3) {
                     let recent = (try? frameLevels(heard, of: 440).suffix(40).map(\.level)) ?? []
-                    return recent.count == 40 && recent.allSatisfy { $0 <= -90 }
+                    return recent.count == 40 && recent.allSatisfy { $0 <= quietLevel }
                 }, "the speakers go quiet")
             Thread.sleep(forTimeInterval: 0.5)
             let killedAt = MonotonicClock.nowNs()
@@ -79,6 +85,16 @@ extension RealServerTests {
                 .filter { $0.contains("key:'target.object'") || $0.contains("deskaudio.") }.map(String.init)
         }
 
+        /// The "default" metadata whole, and the playback streams and mute sinks with their ids
+        /// and serials: what a failed mute is read from.
+        static func muteState() throws -> String {
+            let metadata = try ExternalTools.run(["pw-metadata", "-n", "default"]).output
+            let nodes = try ExternalTools.run(["pw-cli", "ls", "Node"]).output.split(separator: "\n")
+                .filter { $0.contains("id ") || $0.contains("node.name") || $0.contains("object.serial") }
+            return "metadata: \(metadata.split(separator: "\n").joined(separator: " | ")); nodes: "
+                + nodes.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        }
+
         @Test func theSpeakersGoQuietWhileCapturingAndHearTheAppAgainWithin1sOfTheStop() throws {
             try Self.onEachPath { path, backend, environment in
                 let (speakers, heard) = try Self.speakers(backend)
@@ -90,6 +106,8 @@ extension RealServerTests {
                 #expect(deskaudio_capture_set_backend(capture, backend) == 0)
                 #expect(AppRoutingTests.setApps(capture, .DESKAUDIO_APPS_ONLY, ["ToneA"]) == 0)
                 #expect(deskaudio_capture_set_mute_host(capture, true) == 0)
+                let notices = NoticeCollector()
+                #expect(deskaudio_capture_set_log_callback(capture, NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_DEBUG.rawValue, notices.userData) == 0)
                 #expect(deskaudio_capture_enable(capture, false, true) == 0, "\(path): \(AppRoutingTests.lastError())")
                 #expect(waitUntil(seconds: 3) { recorded.count >= 10 })
 
@@ -98,6 +116,9 @@ extension RealServerTests {
                 defer { player.waitUntilExit() }
                 Thread.sleep(forTimeInterval: 2)
                 let whileMuted = try Self.leftovers(backend, environment)
+                // What the server showed, should the mute not show there (seen once on
+                // WirePlumber 0.5, native: no target at all, tone on the speakers).
+                let serverState = whileMuted.isEmpty && backend == "pipewire" ? try Self.muteState() : ""
                 let stoppedAt = MonotonicClock.nowNs()
                 #expect(deskaudio_capture_enable(capture, false, false) == 0)
                 Thread.sleep(forTimeInterval: 1.2)
@@ -112,20 +133,22 @@ extension RealServerTests {
                 let speakerLevels = try Self.frameLevels(heard, of: 440)
                 let firstHeard = try #require(
                     try Self.frameLevels(recorded, of: 440).first { $0.level > -30 }?.time, "the capture hears the tone")
-                let quietFrom = speakerLevels.first { $0.time >= firstHeard && $0.level <= -90 }?.time ?? stoppedAt
+                let quietFrom = speakerLevels.first { $0.time >= firstHeard && $0.level <= Self.quietLevel }?.time ?? stoppedAt
                 let muteTookMs = (Double(quietFrom) - Double(firstHeard)) / 1e6
                 #expect(muteTookMs < 500, "\(path): the speakers heard it for \(muteTookMs) ms after the capture did")
-                // Up to 100 ms before the stop: capture times come from the server's latency
-                // figure, which PulseAudio gives only roughly.
-                let muted = speakerLevels.filter { $0.time >= quietFrom && $0.time < stoppedAt - 100_000_000 }
+                // From 50 ms after they went quiet (the tone's tail through the sink and the
+                // codec passes -80 dBFS on its way down to the floor) to 100 ms before the stop:
+                // capture times come from the server's latency figure, which PulseAudio gives
+                // only roughly.
+                let muted = speakerLevels.filter { $0.time >= quietFrom + 50_000_000 && $0.time < stoppedAt - 100_000_000 }
                 #expect(muted.count >= 100, "\(path): \(muted.count) quiet frames on the speakers while capturing")
                 let loudestMuted = muted.map(\.level).max() ?? 0
-                #expect(loudestMuted <= -90, "\(path): the speakers while muted: 440 Hz up to \(loudestMuted) dBFS")
+                #expect(loudestMuted <= Self.quietLevel, "\(path): the speakers while muted: 440 Hz up to \(loudestMuted) dBFS")
                 let back = try #require(
                     speakerLevels.first { $0.time > stoppedAt && $0.level > -30 }, "\(path): the speakers hear it after the stop")
                 let backMs = (Double(back.time) - Double(stoppedAt)) / 1e6
                 #expect(backMs <= 1000, "\(path): back on the speakers \(backMs) ms after the stop")
-                #expect(!whileMuted.isEmpty, "\(path): the mute shows on the server")
+                #expect(!whileMuted.isEmpty, "\(path): the mute shows on the server; it showed: \(serverState); the library logged: \(notices.messages.map(\.text))")
                 #expect(after.isEmpty, "\(path): left after the stop: \(after)")
                 print(
                     "measured: mute host on \(path), ToneA 440 Hz: capture \(levels[0]) dBFS; speakers heard it "
@@ -162,7 +185,7 @@ extension RealServerTests {
             // frame just before the kill may hold the first samples of the app coming back.
             let quietBeforeKill =
                 speakerLevels.filter { $0.time + 30_000_000 < killedAt }.suffix(40).map(\.level).max() ?? 0
-            #expect(quietBeforeKill <= -90, "the speakers from 0.43 to 0.03 s before the kill: \(quietBeforeKill) dBFS")
+            #expect(quietBeforeKill <= Self.quietLevel, "the speakers from 0.43 to 0.03 s before the kill: \(quietBeforeKill) dBFS")
             let back = try #require(
                 speakerLevels.first { $0.time > killedAt && $0.level > -30 }, "the speakers hear it after the kill")
             let backMs = (Double(back.time) - Double(killedAt)) / 1e6
@@ -200,7 +223,7 @@ extension RealServerTests {
 
                 let speakerLevels = try Self.frameLevels(heard, of: 440)
                 let quietAfterKill = speakerLevels.filter { $0.time > killedAt && $0.time < mendedAt }.map(\.level).max() ?? 0
-                #expect(quietAfterKill <= -90, "\(path): the speakers between the kill and the next start: \(quietAfterKill)")
+                #expect(quietAfterKill <= Self.quietLevel, "\(path): the speakers between the kill and the next start: \(quietAfterKill)")
                 #expect(leftover.count == 1, "\(path): the killed host's sink stays loaded: \(leftover)")
                 let back = try #require(
                     speakerLevels.first { $0.time > mendedAt && $0.level > -30 }, "\(path): the speakers hear it again")

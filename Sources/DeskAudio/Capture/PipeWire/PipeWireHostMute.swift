@@ -43,9 +43,18 @@ final class PipeWireHostMute: PipeWireRegistryListener {
     private var properties: [UInt32: [String: String]] = [:]
     /// Streams sent to the sink, with the target each had before (nil: none).
     private var muted: [UInt32: String?] = [:]
+    /// Streams to mute that this connection's registry has not announced yet. The daemon
+    /// refuses a metadata write about a global newer than the writer has seen (a stale id,
+    /// to it: PipeWire's `recv_generation`), and says so only in an error event; the capture
+    /// learns of a stream on its own connection, which may be ahead of this one.
+    private var waitingForGlobal: Set<UInt32> = []
 
-    /// A mute; nothing happens before `start`.
-    init() {
+    /// Where a mute given up is told (a stream moved elsewhere while muted).
+    private let notices: NoticeBoard?
+
+    /// A mute that tells `notices` what it gives up; nothing happens before `start`.
+    init(notices: NoticeBoard? = nil) {
+        self.notices = notices
         let number = PipeWireHostMute.sinksMade.add(1, ordering: .relaxed).newValue
         sinkName = "\(PipeWireHostMute.sinkNamePrefix)\(getpid())-\(number)"
     }
@@ -72,16 +81,27 @@ final class PipeWireHostMute: PipeWireRegistryListener {
         repairLeftovers()
     }
 
-    /// Keeps `stream` (a node id) off the speakers.
+    /// Keeps `stream` (a node id) off the speakers: at once if this connection has seen the
+    /// stream's global, else when it does.
     func mute(_ stream: UInt32) {
         guard let connection else { return }
         connection.lock()
         defer { connection.unlock() }
+        guard nodeNames[stream] != nil else {
+            waitingForGlobal.insert(stream)
+            return
+        }
+        send(stream)
+    }
+
+    // Lock held, the stream's global seen: sends it to the sink.
+    private func send(_ stream: UInt32) {
         guard muted[stream] == nil, let metadata else { return }
         let before = properties[stream]?[PipeWireHostMute.targetKey]
         muted[stream] = .some(before)
         metadata.set(stream, PipeWireHostMute.savedTargetKey, to: before ?? "")
         metadata.set(stream, PipeWireHostMute.targetKey, to: sinkName)
+        notices?.log(.debug, "host mute: stream \(stream) sent to \(sinkName) (its target before: \(before ?? "none"))")
     }
 
     /// Gives `stream` back the target it had.
@@ -89,6 +109,7 @@ final class PipeWireHostMute: PipeWireRegistryListener {
         guard let connection else { return }
         connection.lock()
         defer { connection.unlock() }
+        waitingForGlobal.remove(stream)
         giveBack(stream)
     }
 
@@ -97,6 +118,7 @@ final class PipeWireHostMute: PipeWireRegistryListener {
     func finish() {
         guard let connection else { return }
         connection.lock()
+        waitingForGlobal = []
         if !muted.isEmpty {
             for stream in Array(muted.keys) { giveBack(stream) }
             var deadline = connection.deadline(afterMilliseconds: 1000)
@@ -123,7 +145,8 @@ final class PipeWireHostMute: PipeWireRegistryListener {
     func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Node":
-            nodeNames[id] = properties[PW_KEY_NODE_NAME]
+            nodeNames[id] = properties[PW_KEY_NODE_NAME] ?? ""
+            if waitingForGlobal.remove(id) != nil { send(id) }
         case "PipeWire:Interface:Metadata":
             guard metadata == nil, properties[PW_KEY_METADATA_NAME] == PipeWireMetadata.defaultName else { return }
             metadata = PipeWireMetadata(id: id, type: type, registry: registry?.proxy) { [unowned self] in
@@ -136,6 +159,7 @@ final class PipeWireHostMute: PipeWireRegistryListener {
 
     func removed(_ id: UInt32) {
         nodeNames[id] = nil
+        waitingForGlobal.remove(id)
         muted[id] = nil
         properties[id] = nil
     }
@@ -151,6 +175,8 @@ final class PipeWireHostMute: PipeWireRegistryListener {
         if key == PipeWireHostMute.targetKey, muted[subject] != nil, value != sinkName {
             muted[subject] = nil
             metadata?.set(subject, PipeWireHostMute.savedTargetKey, to: nil)
+            notices?.log(
+                .info, "host mute: stream \(subject) was sent to \(value ?? "the default sink") while muted: left there, not muted")
         }
     }
 
