@@ -17,7 +17,7 @@ final class WebServer {
     /// Largest message a browser may send (its stats reports): 4 KiB. Larger: closed, 1009.
     static let maxMessageBytes = 4096
     // A client's socket stops taking frames past this much unsent data: about 60 frames.
-    private static let writeBuffer = WriteBufferWaterMark(low: 4096, high: 8192)
+    private static let writeBuffer = ChannelOptions.Types.WriteBufferWaterMark(low: 4096, high: 8192)
 
     /// Listens on `host`:`port` (port 0: any free one).
     init(host: String, port: Int, assets: WebAssets, maxClients: Int) throws(CLIFailure) {
