@@ -1,23 +1,42 @@
 import Foundation
 import TestSupport
 
-/// An independent recorder of a sink's monitor (pacat, 48 kHz stereo float, 20 ms latency),
-/// running beside a capture: what the sink carried at the same time. A gap it hears too came
-/// from upstream (the player or the server missed a period on this loaded 2-core machine:
+/// An independent recorder of a sink's monitor (48 kHz stereo, 20 ms latency), running
+/// beside a capture: what the sink carried at the same time. A gap it hears too came from
+/// upstream (the player or the server missed a period on this loaded 2-core machine:
 /// ../shared/README.md), not from the library; a gap only the library's frames have is ours.
+///
+/// On PipeWire it is pw-record, a native client in a process of its own: pacat would be served
+/// by pipewire-pulse, the process that also serves the players, so a pipewire-pulse that runs
+/// late (which puts silence in the sink) would make the tap lose cycles at the same time and
+/// miss that silence. On plain PulseAudio it is pacat. The sink is named, not
+/// @DEFAULT_MONITOR@: pipewire-pulse 0.3.65 records the default source for that (silence on
+/// the rig), so the tap heard nothing at all on Debian 12.
 final class MonitorTap {
     private let recorder: Process
     private let file: URL
+    private let nativePipeWire: Bool
 
-    /// Starts recording `monitor` (the default sink's unless named) on the server
-    /// `environment` reaches; returns once the recorder is running.
-    init(monitor: String = "@DEFAULT_MONITOR@", environment: [String: String] = [:]) throws {
-        file = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-tap-\(UUID().uuidString).f32")
-        (recorder, _, _) = try ExternalTools.start(
-            [
-                "pacat", "--record", "--raw", "--device=\(monitor)", "--format=float32le", "--rate=48000",
+    /// Starts recording the monitor of `sink` (the default sink unless named; "NAME.monitor"
+    /// is read as NAME) on the server `environment` reaches; returns once the recorder runs.
+    init(sink: String? = nil, environment: [String: String] = [:]) throws {
+        let pactl = { (arguments: [String]) in try ExternalTools.run(["pactl"] + arguments, environment: environment).output }
+        let sinkName = try sink.map { $0.hasSuffix(".monitor") ? String($0.dropLast(".monitor".count)) : $0 }
+            ?? pactl(["get-default-sink"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        nativePipeWire = try pactl(["info"]).contains("on PipeWire")
+        let name = "deskaudio-tap-\(UUID().uuidString)"
+        file = FileManager.default.temporaryDirectory.appendingPathComponent(name + (nativePipeWire ? ".wav" : ".f32"))
+        let command =
+            nativePipeWire
+            ? [
+                "pw-record", "--target", sinkName, "-P", "{ stream.capture.sink=true node.name=\(name) }",
+                "--latency", "20ms", "--format", "s16", "--rate", "48000", "--channels", "2", file.path,
+            ]
+            : [
+                "pacat", "--record", "--raw", "--device=\(sinkName).monitor", "--format=float32le", "--rate=48000",
                 "--channels=2", "--latency-msec=20", file.path,
-            ], environment: environment)
+            ]
+        (recorder, _, _) = try ExternalTools.start(command, environment: environment)
         Thread.sleep(forTimeInterval: 0.3)
     }
 
@@ -30,15 +49,17 @@ final class MonitorTap {
     func finish() throws -> [Float] {
         recorder.interrupt()
         recorder.waitUntilExit()
+        if nativePipeWire { return try ExternalTools.readWav16(file.path) }
         let data = try Data(contentsOf: file)
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
-    /// Runs `body` with a tap on `monitor`; returns its result and what the tap heard.
+    /// Runs `body` with a tap on `monitor` (a sink's monitor, "NAME.monitor"; the default
+    /// sink's if nil); returns its result and what the tap heard.
     static func recording<Result>(
-        _ monitor: String = "@DEFAULT_MONITOR@", environment: [String: String] = [:], _ body: () throws -> Result
+        _ monitor: String? = nil, environment: [String: String] = [:], _ body: () throws -> Result
     ) throws -> (Result, ToneCheck) {
-        let tap = try MonitorTap(monitor: monitor, environment: environment)
+        let tap = try MonitorTap(sink: monitor, environment: environment)
         let result = try body()
         return (result, ToneCheck(try tap.finish()))
     }
