@@ -40,13 +40,24 @@ extension RealServerTests {
                 #expect(waitUntil(seconds: 3) { frames.count >= 10 }, "\(path): frames flow")
                 let players = try [(440.0, 0.3, "ToneA"), (1000, 0.03, "ToneB"), (1500, 0.3, "ToneC")].map {
                     try ExternalTools.playTone(
-                        frequency: $0.0, amplitude: Float($0.1), seconds: 2.5, application: $0.2,
+                        frequency: $0.0, amplitude: Float($0.1), seconds: 8, application: $0.2,
                         environment: environment)
                 }
-                // The levels are over the last second: read once a whole second of play is in.
-                Thread.sleep(forTimeInterval: 1.7)
+                // The levels are over the last second: read them a second after both players
+                // are first heard (not at a fixed time: CI once read ToneB, through
+                // pipewire-pulse, before it was heard, 1.7 s after the players started).
+                let started = Date()
+                let heard = waitUntil(seconds: 5) {
+                    Self.levels(capture).levels.filter { $0.peak > -100 }.count == 2
+                }
+                let heardAfter = Date().timeIntervalSince(started)
+                Thread.sleep(forTimeInterval: 1.1)
                 let (count, levels) = Self.levels(capture)
-                players.forEach { $0.waitUntilExit() }
+                players.forEach {
+                    $0.terminate()
+                    $0.waitUntilExit()
+                }
+                #expect(heard, "\(path): both applications heard within 5 s of their start: \(levels)")
                 #expect(deskaudio_capture_enable(capture, false, false) == 0)
                 #expect(count == 2 && levels.map(\.name) == ["ToneA", "ToneB"], "\(path): \(levels)")
                 // A sine of amplitude a: peak 20 log10(a), RMS 3.01 dB below.
@@ -55,7 +66,7 @@ extension RealServerTests {
                     #expect(abs(level.peak - peak) <= 1 && abs(level.rms - (peak - 3.01)) <= 1, "\(path): \(level)")
                 }
                 #expect(Self.levels(capture).count == 0, "\(path): levels after the capture stopped")
-                print("measured: \(path): levels per app (peak/RMS dBFS): \(levels)")
+                print("measured: \(path): levels per app (peak/RMS dBFS): \(levels), both heard \(String(format: "%.2f", heardAfter)) s after the players started")
             }
         }
     }

@@ -91,13 +91,20 @@ extension RealServerTests {
             #expect(longestRun <= longestDropRun + 1, "\(longestRun) quiet 10 ms blocks in a row, \(longestDropRun) dropped")
             let p50 = try #require(Self.number(after: "p50", in: summary), "\(summary)")
             let p99 = try #require(Self.number(after: "p99", in: summary), "\(summary)")
-            #expect(p99 <= (jitterMs == 0 ? 30 : 80), "delay p99 \(p99) ms")
+            // The buffer holds 30 ms over the frames' spread on the way (50 with jitter added,
+            // where it aims higher): the spread is the relay's jitter and whatever the machine
+            // added (a sender or the relay not run in time: clean-clone runs of both suites at
+            // once saw p99 35 ms with none added, and 89 ms with 30 ms added, where the
+            // buffer raised its target to 80 ms).
+            let spread = relay.forwardSpreadMs
+            let bound = (jitterMs == 0 ? 30 : 50) + spread
+            #expect(Double(p99) <= bound, "delay p99 \(p99) ms (bound \(bound): the frames' spread on the way \(spread) ms)")
             #expect(
                 Self.number(after: "lost", in: summary) == droppedInside,
                 "the loss counted is the relay's (\(droppedInside) between two frames that came, of \(dropped)): \(summary)")
             print(
                 "measured: send → relay (5 ms + 0..\(Int(jitterMs)) ms, \(Int(loss * 100)) % loss, seed 11: \(relayed) relayed, "
-                    + "\(dropped) dropped, at most \(longestDropRun) in a row) → receive --as-mic → \(server == "pipewire" ? "pw-record" : "parecord (plain PulseAudio)"): 1 kHz at \(level) dBFS, longest quiet run "
+                    + "\(dropped) dropped, at most \(longestDropRun) in a row; frames spread \((spread * 10).rounded() / 10) ms) → receive --as-mic → \(server == "pipewire" ? "pw-record" : "parecord (plain PulseAudio)"): 1 kHz at \(level) dBFS, longest quiet run "
                     + "\(longestRun) blocks; delay arrival→source p50 \(p50) ms, p99 \(p99) ms; \(summary.trimmingCharacters(in: .whitespacesAndNewlines)); "
                     + sent.trimmingCharacters(in: .whitespacesAndNewlines))
         }

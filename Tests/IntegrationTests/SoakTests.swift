@@ -23,6 +23,7 @@ extension RealServerTests {
             let statsBefore = StatsThroughCABITests.stats()
             set_audio_callback(SoakRecorder.callback, Unmanaged.passUnretained(recorder).toOpaque())
             let probe = SchedulingProbe()
+            let machineBefore = MachineWaiting.now()
             let threadsBefore = threadUsage()
             let startNs = MonotonicClock.nowNs()
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
@@ -37,17 +38,21 @@ extension RealServerTests {
                 .withUnsafeBytes { Data($0) }.write(to: toneFile)
             defer { try? FileManager.default.removeItem(at: toneFile) }
             let play = "pacat --playback --raw --latency-msec=200 --format=float32le --rate=48000 --channels=2 '\(toneFile.path)'"
-            for cycle in 0..<cycles {
-                #expect(system(play) == 0, "pacat played the tone")
-                sleep(9)
-                rssSamples.append(residentKilobytes())
-                if cycle == 1 {
-                    rssAfterWarmUp = residentKilobytes()
-                    fdsAfterWarmUp = openFileDescriptors()
+            // An independent tap of the sink hears what the player really put there: on a
+            // crowded machine the player itself leaves silences inside a tone.
+            // (Memory and files are read inside: reading the tap's recording takes memory.)
+            let ((rssAtEnd, fdsAtEnd), tap) = try MonitorTap.recording {
+                for cycle in 0..<cycles {
+                    #expect(system(play) == 0, "pacat played the tone")
+                    sleep(9)
+                    rssSamples.append(residentKilobytes())
+                    if cycle == 1 {
+                        rssAfterWarmUp = residentKilobytes()
+                        fdsAfterWarmUp = openFileDescriptors()
+                    }
                 }
+                return (residentKilobytes(), openFileDescriptors())
             }
-            let rssAtEnd = residentKilobytes()
-            let fdsAtEnd = openFileDescriptors()
             let stats = StatsThroughCABITests.stats()
             let threadsAfter = threadUsage()  // (while the capture's threads still run)
             let busiest = busiestThreads(from: threadsBefore, to: threadsAfter)
@@ -56,6 +61,7 @@ extension RealServerTests {
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
             let stalls = probe.stop()
+            let machine = MachineWaiting.now().since(machineBefore)
 
             let records = recorder.records
             try #require(records.count > cycles * 300 && records.count < recorder.capacity, "\(records.count) frames")
@@ -71,12 +77,16 @@ extension RealServerTests {
             }
             #expect(clockBreaks.isEmpty, "sample clock breaks outside gaps: \(clockBreaks.count)")
             // A gap the process itself sat out (the probe thread got no CPU either) is the
-            // machine's: CI saw 240 and 278 ms, on Debian 12, in two of its last fifteen runs. The
-            // part of a gap no such stall covers is the library's, and must stay under 50 ms.
+            // machine's: CI saw 240 and 278 ms, on Debian 12, in two of its last fifteen runs.
+            // So is the time the threads the audio passes through waited, ready, for a CPU: the
+            // probe, woken every 2 ms, is let run before them on a crowded machine (CI saw a
+            // 389 ms gap with 307 ms of it the probe's stall). The rest of a gap is the
+            // library's, and must stay under 50 ms.
             let longestGap = zip(records, records.dropFirst()).filter { !$1.flags.contains(.afterGap) }
                 .max { $0.1.arrivalNs - $0.0.arrivalNs < $1.1.arrivalNs - $1.0.arrivalNs }
             let longestGapMs = longestGap.map { Double($1.arrivalNs - $0.arrivalNs) / 1e6 } ?? 0
             let gapStalledMs = longestGap.map { SchedulingProbe.stalledMs(stalls, from: $0.arrivalNs, to: $1.arrivalNs) } ?? 0
+            let gapChainWaitMs = longestGap.map { Double($1.chainWaitNs - $0.chainWaitNs) / 1e6 } ?? 0
             let gapWhere = longestGap.map { gap in
                 let toneStarts = zip(records, records.dropFirst()).filter { $0.levelDB <= -30 && $1.levelDB > -30 }.map(\.1.arrivalNs)
                 let sinceTone = toneStarts.filter { $0 <= gap.1.arrivalNs }.last.map { Double(gap.1.arrivalNs - $0) / 1e6 }
@@ -86,9 +96,10 @@ extension RealServerTests {
             } ?? "no frames"
             let machineStalls =
                 "the process stalled \(stalls.count) times (longest \(stalls.map(\.lengthMs).max() ?? 0) ms), \(gapStalledMs) ms of it inside that gap; "
-                + "\(threadsAfter.count) threads, busiest in CPU ticks \(busiest)"
+                + "inside it the audio's threads \(recorder.chainWait?.threads ?? []) waited \(gapChainWaitMs) ms for a CPU; "
+                + "\(threadsAfter.count) threads, busiest in CPU ticks \(busiest); \(machine)"
             #expect(
-                longestGapMs - gapStalledMs <= 50,
+                longestGapMs - max(gapStalledMs, gapChainWaitMs) <= 50,
                 "longest gap between callbacks outside gated silence: \(longestGapMs) ms, \(gapWhere); \(machineStalls); clock relocks \(clockStatus == 0 ? "\(clock.relocks)" : "unread")")
             let reopenings = records.filter { $0.flags.contains(.afterGap) }.count
             #expect(reopenings >= cycles - 1, "the gate closed and reopened in each cycle: \(reopenings)")
@@ -98,17 +109,31 @@ extension RealServerTests {
             // quiet one): the tone still arrives whole, a little later. So a burst may hold dips
             // of up to 5 quiet frames (50 ms, the gap allowed above); audio lost or repeated by
             // the library shows in the burst's length and in the sample clock checked above.
-            let bursts = ToneBurst.split(loud: records.map { $0.levelDB > -30 }, longestDip: 5)
+            // Audio the server moved past while this process's threads were not run is lost
+            // before the library sees it; the library counts it and puts silence in its place
+            // (frames_skipped_by_server): such frames may be quiet too, and a dip as long.
+            // Where the tap heard the sink carry a tone in more pieces (the player ran late for
+            // longer than a dip: clean-clone run 29 saw a tone as 121 + 183 loud frames, the
+            // machine's CPU-waiting 11.5 s in the minute), the capture must show those pieces,
+            // each as long as the tap's within a dip's length.
+            let skipped = Int(stats.frames_skipped_by_server - statsBefore.frames_skipped_by_server)
+            let bursts = ToneBurst.split(loud: records.map { $0.levelDB > -30 }, longestDip: 5 + min(skipped, 25))
+            let tapBursts = ToneBurst.split(loud: tap.frameLevels.map { $0 > -30 }, longestDip: 5)
+            let asPlayed =
+                tapBursts.count == cycles && tapBursts.allSatisfy { (295...305).contains($0.loudFrames) }
+                ? bursts.count == cycles && bursts.allSatisfy { ((295 - skipped)...305).contains($0.loudFrames) }
+                : bursts.count == tapBursts.count
+                    && zip(bursts, tapBursts).allSatisfy { abs($0.loudFrames - $1.loudFrames) <= 5 + skipped }
             #expect(
-                bursts.count == cycles && bursts.allSatisfy { (295...305).contains($0.loudFrames) },
-                "tone bursts (loud frames, dips): \(bursts)")
+                asPlayed,
+                "tone bursts (loud frames, dips): \(bursts); the tap heard \(tapBursts); frames' worth the server skipped: \(skipped)")
             let growthKB = rssAtEnd - rssAfterWarmUp
             #expect(growthKB < 1024, "RSS grew \(growthKB) kB after warm-up: \(rssSamples)")
             #expect(fdsAtEnd <= fdsAfterWarmUp, "open files grew: \(fdsAfterWarmUp) → \(fdsAtEnd)")
             print(
                 "measured: soak \(Int(seconds)) s, \(cycles) tone/gate cycles: \(records.count) frames in order, "
                     + "\(stats.frames_gated - statsBefore.frames_gated) gated, \(reopenings) gate reopenings, longest callback gap outside "
-                    + "gated silence \(longestGapMs) ms (\(gapWhere); \(machineStalls); clock relocks \(clock.relocks)), tone bursts \(Set(bursts.map(\.loudFrames)).sorted()) frames, dips inside them \(bursts.flatMap(\.dips)) frames, RSS "
+                    + "gated silence \(longestGapMs) ms (\(gapWhere); \(machineStalls); clock relocks \(clock.relocks)), tone bursts \(bursts.map(\.loudFrames)) frames (the tap's \(tapBursts.map(\.loudFrames))), dips inside them \(bursts.flatMap(\.dips)) frames, \(skipped) frames' worth skipped by the server, RSS "
                     + "\(rssAfterWarmUp) → \(rssAtEnd) kB (growth \(growthKB) kB), open files \(fdsAfterWarmUp) → \(fdsAtEnd)")
         }
     }
@@ -165,6 +190,8 @@ private final class SoakRecorder: @unchecked Sendable {
         var flags: AudioFrameHeader.Flags = []
         var arrivalNs: UInt64 = 0
         var levelDB: Double = 0
+        /// The capture chain's threads' run-queue wait so far (see `chainWait`), ns.
+        var chainWaitNs: UInt64 = 0
     }
 
     let capacity: Int
@@ -172,6 +199,9 @@ private final class SoakRecorder: @unchecked Sendable {
     private var count = 0
     private let decoder: OpusFrameDecoder
     private let pcm: UnsafeMutableBufferPointer<Float>
+    /// The threads audio passes through on its way to the callback (the PipeWire data thread,
+    /// real-time, the library's worker and its delivery thread), found at the first frame.
+    private(set) var chainWait: RunQueueWait?
 
     init(capacity: Int) throws {
         self.capacity = capacity
@@ -201,9 +231,15 @@ private final class SoakRecorder: @unchecked Sendable {
         var sum = 0.0
         for index in stride(from: 0, to: samples * 2, by: 2) { sum += Double(pcm[index] * pcm[index]) }
         let level = samples > 0 ? 10 * log10(max(sum / Double(samples), 1e-12)) : -120
+        if chainWait == nil {
+            chainWait = RunQueueWait {
+                $0.policy == Int(SCHED_FIFO) || $0.policy == Int(SCHED_RR) || $0.name.hasPrefix("deskaudio-work")
+                    || $0.name.hasPrefix("deskaudio-deliv")
+            }
+        }
         storage[count] = Record(
             sequence: frame.header.sequence, sampleClock: frame.header.sampleClock, flags: frame.header.flags,
-            arrivalNs: MonotonicClock.nowNs(), levelDB: level)
+            arrivalNs: MonotonicClock.nowNs(), levelDB: level, chainWaitNs: chainWait?.totalNs() ?? 0)
         count += 1
     }
 }

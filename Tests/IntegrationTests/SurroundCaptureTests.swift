@@ -168,11 +168,13 @@ private func captureSurroundSink(
         if layout == .surround51 {
             let stereo = try steadySecond(of: try decodeAll(bytes, by: try FrameReceiver(output: .stereo)), channels: 2)
             // The documented fold (StereoDownmix): FL, FR on their side at 0 dB; FC on both
-            // and RL/RR on theirs at −3 dB; LFE on neither.
+            // and RL/RR on theirs at −3 dB; LFE on neither. Median of 100 ms blocks, as above:
+            // over the whole second, one quantum the rig's player left out of the sink put FL
+            // 1.13 dB low (clean-clone run 26, Debian 12).
             let gains: [(left: Double?, right: Double?)] = [(0, nil), (nil, 0), (-3.01, -3.01), (nil, nil), (-3.01, nil), (nil, -3.01)]
             for (channel, gain) in gains.enumerated() {
                 for (side, samples, expected) in [("L", stereo[0], gain.left), ("R", stereo[1], gain.right)] {
-                    let level = SignalAnalysis.toneLevelDecibels(samples, frequency: surroundTones[channel]) - surroundToneLevel
+                    let level = SignalAnalysis.medianBlockLevel(samples[...], frequency: surroundTones[channel]) - surroundToneLevel
                     fold.append("\(layout.positions[channel])→\(side) \((level * 10).rounded() / 10)")
                     if let expected {
                         #expect(abs(level - expected) <= 1, "fold: \(layout.positions[channel]) in \(side) at \(level) dB")
@@ -187,6 +189,45 @@ private func captureSurroundSink(
                 + "bitrate \(stats.bitrate), worst other-channel tone \((worst * 10).rounded() / 10) dB"
                 + (fold.isEmpty ? "" : "; stereo fold (dB): \(fold.joined(separator: " "))"))
     }
+}
+
+/// The GStreamer RTP caps of the audio stream an SDP describes: its payload type, and its
+/// rtpmap's encoding, rate and channels and its fmtp parameters as string fields (what
+/// GStreamer's own SDP parsing makes of them); nil when the SDP has no audio stream.
+/// A multiopus `channel_mapping` lists the channels in WebRTC's order (FL FR FC LFE RL RR …,
+/// docs/rtp.md), while GStreamer's opusdec reads the list in Vorbis order, as an Ogg Opus
+/// header's (RFC 7845): it is reordered for GStreamer, as a receiver built on it must.
+private func rtpCaps(fromSDP sdp: String) -> String? {
+    let lines = sdp.split(whereSeparator: \.isNewline).map(String.init)
+    guard let media = lines.first(where: { $0.hasPrefix("m=audio ") })?.split(separator: " "), media.count >= 4,
+        let payload = Int(media[3])
+    else { return nil }
+    guard let rtpmap = lines.first(where: { $0.hasPrefix("a=rtpmap:\(payload) ") })?.split(separator: " ").last?
+        .split(separator: "/"), rtpmap.count >= 2
+    else { return nil }
+    var fields = [
+        "media=audio", "payload=\(payload)", "encoding-name=\(rtpmap[0].uppercased())", "clock-rate=\(rtpmap[1])",
+    ]
+    if rtpmap.count >= 3 { fields.append("encoding-params=(string)\(rtpmap[2])") }
+    if let fmtp = lines.first(where: { $0.hasPrefix("a=fmtp:\(payload) ") })?.split(separator: " ", maxSplits: 1).last {
+        for parameter in fmtp.split(separator: ";") {
+            let pair = parameter.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            var value = String(pair[1])
+            if pair[0] == "channel_mapping", rtpmap.count >= 3, let channels = Int(rtpmap[2]),
+                let layout = ChannelLayout(channels: channels)
+            {
+                let webRTCOrder = value.split(separator: ",").map(String.init)
+                var vorbisOrder = webRTCOrder
+                for (channel, vorbis) in layout.vorbisIndex.enumerated() where channel < webRTCOrder.count {
+                    vorbisOrder[vorbis] = webRTCOrder[channel]
+                }
+                value = vorbisOrder.joined(separator: ",")
+            }
+            fields.append("\(pair[0])=(string)\"\(value)\"")
+        }
+    }
+    return "application/x-rtp," + fields.joined(separator: ",")
 }
 
 /// Everything `receiver` writes for `frames`, appended.
@@ -292,6 +333,56 @@ extension RealServerTests {
                 print(
                     "measured: deskaudio record --channels \(layout.channels)\(discrete ? " --discrete" : "") → ffmpeg's opus decoder (\(probe.output.trimmingCharacters(in: .whitespacesAndNewlines))): "
                         + "worst other-channel tone \((worst * 10).rounded() / 10) dB; GStreamer's opusdec: \((gstWorst * 10).rounded() / 10) dB")
+            }
+        }
+
+        /// `deskaudio send --rtp --channels 6` (issue 34): GStreamer plays the stream as the
+        /// `multiopus` SDP the sender writes describes it (its rtpmap and fmtp lines as RTP caps,
+        /// what an SDP-reading client does; Debian's sdpdemux is in plugins-bad), through
+        /// rtpopusdepay and opusdec, with each channel's tone in its place. (Debian 12's ffmpeg 5.1
+        /// has no multiopus depacketizer, so GStreamer is the check; neither is in Debian 13's root.)
+        @Test func theSurroundRTPStreamPlaysInGStreamerFromItsSDPWithEveryChannelInPlace() throws {
+            if ProcessInfo.processInfo.environment["DESKAUDIO_TEST_STACK"] == "Debian 13" {
+                print("measured: not run in the Debian 13 root (no GStreamer there); it runs against Debian 12's servers")
+                return
+            }
+            let layout = ChannelLayout.surround51
+            try withSurroundSink(layout, plainPulseAudio: false) {
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-rtp51-\(UUID())")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let port = try UDPRelay.freePort()
+                let sdp = directory.appendingPathComponent("surround.sdp").path
+                let (sender, _, senderErrors) = try ExternalTools.start(
+                    [commandLineTool, "send", "--rtp", "127.0.0.1:\(port)", "--sdp", sdp, "--channels", "6", "--seconds", "6"])
+                defer { if sender.isRunning { sender.interrupt() } }
+                #expect(waitUntil(seconds: 5) { FileManager.default.fileExists(atPath: sdp) }, "send --rtp wrote the SDP")
+                let description = (try? String(contentsOfFile: sdp, encoding: .utf8)) ?? ""
+                #expect(description.contains("multiopus/48000/6"), "the SDP: \(description)")
+                let raw = directory.appendingPathComponent("gst.f32").path
+                let caps = try #require(rtpCaps(fromSDP: description), "an audio stream in the SDP: \(description)")
+                let gst = try ExternalTools.start([
+                    "timeout", "-s", "INT", "6", "gst-launch-1.0", "-q", "-e", "udpsrc", "port=\(port)", "caps=\(caps)", "!",
+                    "rtpjitterbuffer", "latency=60", "!", "rtpopusdepay", "!", "opusdec", "!", "audioconvert", "!",
+                    "audio/x-raw,format=F32LE,rate=48000,channels=6", "!", "filesink", "location=\(raw)",
+                ])
+                // Listening before the tone (as RTPTests waits for its receivers).
+                #expect(waitUntil(seconds: 15) { UDPRelay.isBound(port) }, "GStreamer listens on port \(port)")
+                Thread.sleep(forTimeInterval: 0.5)
+                try playSurroundTones(layout, seconds: 3).waitUntilExit()
+                gst.0.waitUntilExit()
+                sender.interrupt()
+                sender.waitUntilExit()
+                let gstErrors = String(decoding: gst.2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let data = (try? Data(contentsOf: URL(fileURLWithPath: raw))) ?? Data()
+                let senderProgress = String(decoding: senderErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                try #require(data.count >= 6 * 4 * 48_000 * 2, "GStreamer wrote \(data.count) bytes: \(gstErrors) \(senderProgress)")
+                let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                let worst = expectEachToneInItsChannel(
+                    try steadySecond(of: samples, channels: layout.channels), "GStreamer from the SDP, 6 channels")
+                print(
+                    "measured: send --rtp --channels 6 → GStreamer (udpsrc with the SDP's caps, channel_mapping in Vorbis order; rtpjitterbuffer, rtpopusdepay, opusdec): "
+                        + "every channel in its place, worst other-channel tone \((worst * 10).rounded() / 10) dB")
             }
         }
 

@@ -56,3 +56,38 @@ func busiestThreads(from before: [String: ThreadUsage], to after: [String: Threa
         .sorted { $0.1 > $1.1 }.prefix(count)
         .map { "\($0.0.name) (\(policies[$0.0.policy] ?? "\($0.0.policy)")) \($0.1)" }
 }
+
+/// The whole machine's waiting so far, in ms: the kernel's pressure stall totals
+/// (/proc/pressure: some task waited for the CPU, for I/O, all of them for I/O, some for
+/// memory) and the time the hypervisor ran something else on this VM's CPUs (/proc/stat's
+/// steal). Differences between two readings say what the machine went through meanwhile.
+struct MachineWaiting {
+    var cpuSomeMs = 0.0
+    var ioSomeMs = 0.0
+    var ioFullMs = 0.0
+    var memorySomeMs = 0.0
+    var stealMs = 0.0
+
+    static func now() -> MachineWaiting {
+        func total(_ resource: String, _ kind: String) -> Double {
+            let text = (try? String(contentsOfFile: "/proc/pressure/\(resource)", encoding: .utf8)) ?? ""
+            let line = text.split(separator: "\n").first { $0.hasPrefix(kind) } ?? ""
+            let field = line.split(separator: " ").first { $0.hasPrefix("total=") }
+            return (field.flatMap { Double($0.dropFirst("total=".count)) } ?? 0) / 1000
+        }
+        let stat = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? ""
+        let cpu = stat.split(separator: "\n").first.map { $0.split(separator: " ") } ?? []
+        let steal = cpu.count > 8 ? (Double(cpu[8]) ?? 0) * 1000 / Double(sysconf(Int32(_SC_CLK_TCK))) : 0
+        return MachineWaiting(
+            cpuSomeMs: total("cpu", "some"), ioSomeMs: total("io", "some"), ioFullMs: total("io", "full"),
+            memorySomeMs: total("memory", "some"), stealMs: steal)
+    }
+
+    /// What happened between `earlier` and this reading, for a message.
+    func since(_ earlier: MachineWaiting) -> String {
+        String(
+            format: "the machine meanwhile: CPU waited on %.0f ms, I/O %.0f ms (all tasks %.0f ms), memory %.0f ms, VM steal %.0f ms",
+            cpuSomeMs - earlier.cpuSomeMs, ioSomeMs - earlier.ioSomeMs, ioFullMs - earlier.ioFullMs,
+            memorySomeMs - earlier.memorySomeMs, stealMs - earlier.stealMs)
+    }
+}

@@ -25,6 +25,9 @@ final class UDPRelay: @unchecked Sendable {
         var dropRun = 0
         var longestDropRun = 0
         var stopped = false
+        /// Per datagram forwarded that is an AudioFrame: when it went out, less its sample
+        /// clock's time (ns): the spread of these is the jitter the receiver saw.
+        var forwardOffsets: [Double] = []
     }
 
     init(target: UInt16, jitterMs: Double, loss: Double, seed: UInt64) throws {
@@ -57,6 +60,16 @@ final class UDPRelay: @unchecked Sendable {
         state.withLock { $0.stopped = true }
         while threads.contains(where: \.isExecuting) { usleep(5_000) }
         return state.withLock { ($0.received, $0.dropped, $0.longestDropRun, $0.droppedInside) }
+    }
+
+    /// How unevenly the frames went out, against their sample clocks: the 99th less the 1st
+    /// percentile of (time forwarded − sample clock time), in ms. The relay's own added delay
+    /// is in it (up to `jitterMs`), and so is whatever the machine added: a sender or this
+    /// relay not run in time sends frames late, in a bunch, as a network's jitter would.
+    var forwardSpreadMs: Double {
+        let offsets = state.withLock { $0.forwardOffsets }.sorted()
+        guard offsets.count >= 100 else { return 0 }
+        return (offsets[offsets.count * 99 / 100] - offsets[offsets.count / 100]) / 1e6
     }
 
     /// A UDP port on loopback nobody uses now (bound and let go: good enough for a test).
@@ -98,8 +111,27 @@ final class UDPRelay: @unchecked Sendable {
                 state.pending.removeAll { $0.dueNs <= now }
                 return ready.map(\.bytes)
             }
-            for bytes in due { _ = bytes.withUnsafeBytes { send(output, $0.baseAddress, $0.count, 0) } }
+            for bytes in due {
+                _ = bytes.withUnsafeBytes { send(output, $0.baseAddress, $0.count, 0) }
+                let sentNs = Double(MonotonicClock.nowNs())
+                if let header = bytes.withUnsafeBytes({ try? AudioFrameParser.parse($0).header }) {
+                    state.withLock { $0.forwardOffsets.append(sentNs - Double(header.sampleClock) * 1e9 / 48_000) }
+                }
+            }
             usleep(500)
+        }
+    }
+
+    /// Whether some socket of this machine is bound to UDP `port` (IPv4 or IPv6), as
+    /// /proc/net/udp and udp6 list them: a receiver started in another process listens.
+    static func isBound(_ port: UInt16) -> Bool {
+        let portSuffix = String(format: ":%04X", port)
+        return ["/proc/net/udp", "/proc/net/udp6"].contains { path in
+            let table = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            // Each row after the heading: "  N: LOCAL_ADDRESS:PORT REMOTE_ADDRESS:PORT …".
+            return table.split(separator: "\n").dropFirst().contains { row in
+                row.split(separator: " ").dropFirst().first?.hasSuffix(portSuffix) == true
+            }
         }
     }
 
