@@ -36,6 +36,15 @@ try {
   status.textContent = `This browser cannot play the stream: ${error.message}`;
   throw error;
 }
+// ?pilot=HZ: a quiet sine of that frequency (−43 dBFS) beside the stream, rendered by the
+// browser itself: a recording of the browser's output then shows where the browser's own
+// output stalled (a hole in the pilot), apart from anything in the stream (the web tests use it).
+const pilotHz = Number(new URLSearchParams(location.search).get("pilot"));
+if (pilotHz > 0 && pilotHz < 20000) {
+  const pilot = new OscillatorNode(player.context, { frequency: pilotHz });
+  pilot.connect(new GainNode(player.context, { gain: 0.01 })).connect(player.context.destination);
+  pilot.start();
+}
 if (!player.running) {
   listen.hidden = false;
   listen.onclick = async () => {

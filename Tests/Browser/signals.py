@@ -98,3 +98,38 @@ def onset(samples, threshold=0.05):
     """Index of the first sample above `threshold`, to the sample."""
     loud = np.flatnonzero(np.abs(samples) > threshold)
     return int(loud[0]) if len(loud) else None
+
+
+def pilot_levels(samples, hz):
+    """The page's pilot sine (demo.js's ?pilot=`hz`, a multiple of 100 Hz: a whole number of
+    periods in each 10 ms block) in each block: its amplitude, from its own FFT bin, where the
+    tone and the bursts (at most 3 kHz) leave it alone. A block where it is missing is one where
+    the browser's own rendering or output stalled (its sink played silence for the page)."""
+    blocks = samples[: len(samples) // BLOCK * BLOCK].reshape(-1, BLOCK).astype(np.float64)
+    return 2 * np.abs(np.fft.rfft(blocks, axis=1)[:, int(round(hz * BLOCK / RATE))]) / BLOCK
+
+
+def pilot_holes(pilot, first_block, last_block):
+    """(block, blocks) of each run of blocks between `first_block` and `last_block` in which
+    the pilot (`pilot_levels`) is more than 6 dB under its median there."""
+    part = pilot[max(0, first_block):min(last_block, len(pilot))]
+    if len(part) == 0:
+        return []
+    low = np.flatnonzero(part < np.median(part) / 2) + max(0, first_block)
+    holes = []
+    for index in low:
+        if holes and index == holes[-1][0] + holes[-1][1]:
+            holes[-1][1] += 1
+        else:
+            holes.append([int(index), 1])
+    return [tuple(hole) for hole in holes]
+
+
+def block_levels_without(samples, hz):
+    """`block_levels` with the pilot sine at `hz` (and 200 Hz either side) taken out: what the
+    stream played."""
+    blocks = samples[: len(samples) // BLOCK * BLOCK].reshape(-1, BLOCK).astype(np.float64)
+    spectrum = np.fft.rfft(blocks, axis=1)
+    centre, width = int(round(hz * BLOCK / RATE)), int(round(200 * BLOCK / RATE))
+    spectrum[:, centre - width:centre + width + 1] = 0
+    return 10 * np.log10(np.mean(np.fft.irfft(spectrum, n=BLOCK, axis=1) ** 2, axis=1) + 1e-20)
