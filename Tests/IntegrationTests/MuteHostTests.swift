@@ -196,6 +196,52 @@ extension RealServerTests {
                     + "after the kill; left in the metadata: \(leftover.count) entries, mended by the next mute: \(mended)")
         }
 
+        /// Someone removes every key of a muted stream in the metadata (`pw-metadata -d ID`: a
+        /// reset; the session manager leaves the stream on the mute's sink): the mute writes its
+        /// keys again, so it holds and stays mendable, says so, and leaves nothing at the stop.
+        @Test func aMutedStreamWhoseMetadataIsClearedIsMutedAgain() throws {
+            let (speakers, heard) = try Self.speakers()
+            defer { deskaudio_capture_destroy(speakers) }
+            let capture = try #require(deskaudio_capture_create())
+            defer { deskaudio_capture_destroy(capture) }
+            let notices = NoticeCollector()
+            #expect(deskaudio_capture_set_log_callback(capture, NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_INFO.rawValue, notices.userData) == 0)
+            #expect(deskaudio_capture_set_backend(capture, "pipewire") == 0)
+            #expect(AppRoutingTests.setApps(capture, .DESKAUDIO_APPS_ONLY, ["ToneA"]) == 0)
+            #expect(deskaudio_capture_set_mute_host(capture, true) == 0)
+            #expect(deskaudio_capture_enable(capture, false, true) == 0, "\(AppRoutingTests.lastError())")
+            let player = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 4, application: "ToneA")
+            defer { player.waitUntilExit() }
+            // "update: id:79 key:'target.object' value:'deskaudio-mute-…' type:''"
+            let targetOf = { (lines: [String]) in
+                lines.first { $0.contains("key:'target.object'") }
+                    .flatMap { $0.split(separator: " ").first { $0.hasPrefix("id:") } }.map { String($0.dropFirst(3)) }
+            }
+            #expect(waitUntil(seconds: 3) { (try? Self.streamTargets()).flatMap(targetOf) != nil }, "the mute shows on the server")
+            let muted = try #require(try targetOf(Self.streamTargets()))
+            Thread.sleep(forTimeInterval: 0.5)
+            let clearedAt = MonotonicClock.nowNs()
+            _ = try ExternalTools.run(["pw-metadata", "-n", "default", "-d", muted])
+            let mutedAgain = waitUntil(seconds: 2) { (try? Self.streamTargets()).flatMap(targetOf) == muted }
+            let keys = try Self.streamTargets()
+            Thread.sleep(forTimeInterval: 1)
+            let stoppedAt = MonotonicClock.nowNs()
+            #expect(deskaudio_capture_enable(capture, false, false) == 0)
+            let after = try Self.streamTargets()
+            Thread.sleep(forTimeInterval: 0.5)
+            #expect(deskaudio_capture_enable(speakers, false, false) == 0)
+
+            #expect(mutedAgain && keys.count == 2, "the mute's keys written again after the clear: \(keys)")
+            #expect(notices.messages.contains { $0.text.contains("stream \(muted)'s metadata was cleared") },
+                    "the mute says so; it logged: \(notices.messages.map(\.text))")
+            let loudest = try Self.frameLevels(heard, of: 440).filter { $0.time > clearedAt && $0.time < stoppedAt - 100_000_000 }
+                .map(\.level).max() ?? 0
+            #expect(loudest <= Self.quietLevel, "the speakers between the clear and the stop: 440 Hz up to \(loudest) dBFS")
+            #expect(after.isEmpty, "left after the stop: \(after)")
+            print("measured: muted stream \(muted)'s metadata cleared: keys written again \(mutedAgain), speakers up to "
+                + "\(loudest) dBFS until the stop, left after it: \(after.count)")
+        }
+
         /// Through the PulseAudio API a loaded module outlives the client that loaded it: a
         /// host killed with SIGKILL while muting leaves its sink, and its streams on it, until
         /// the next capture that starts on that server (any capture) unloads it; the server

@@ -63,6 +63,7 @@ private final class PipeWireDefaultsReader {
                 switch key {
                 case "default.audio.sink": defaults.sinkName = name
                 case "default.audio.source": defaults.sourceName = name
+                case nil: defaults = PipeWireDefaults()  // every key removed: no defaults named
                 default: break
                 }
             }

@@ -164,9 +164,20 @@ final class PipeWireHostMute: PipeWireRegistryListener {
         properties[id] = nil
     }
 
-    private func propertyChanged(_ subject: UInt32, _ key: String, _ value: String?) {
-        if subject == UInt32.max {  // PW_ID_ANY: every property of every subject removed
-            properties = [:]
+    private func propertyChanged(_ subject: UInt32, _ key: String?, _ value: String?) {
+        guard let key else {
+            // Every property of the subject removed (of every subject: everySubject), ours with
+            // them: a reset, not a move (the session manager leaves the stream where it is, on
+            // the mute's sink). A muted stream gets both written again, so the mute holds and a
+            // later process can still give back the target it had.
+            let cleared = subject == PipeWireMetadata.everySubject ? Array(muted.keys) : [subject]
+            if subject == PipeWireMetadata.everySubject { properties = [:] } else { properties[subject] = nil }
+            for stream in cleared {
+                guard let before = muted.removeValue(forKey: stream) else { continue }
+                properties[stream] = before.map { [PipeWireHostMute.targetKey: $0] }
+                send(stream)
+                notices?.log(.info, "host mute: stream \(stream)'s metadata was cleared while muted: its mute written again")
+            }
             return
         }
         guard key == PipeWireHostMute.targetKey || key == PipeWireHostMute.savedTargetKey else { return }

@@ -13,22 +13,25 @@ final class PipeWireMetadata {
     private var proxy: OpaquePointer?
     private let events = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
     private let listener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
-    private let onProperty: (_ subject: UInt32, _ key: String, _ value: String?) -> Void
+    private let onProperty: (_ subject: UInt32, _ key: String?, _ value: String?) -> Void
+
+    /// The subject of a change to every subject (PW_ID_ANY).
+    static let everySubject = UInt32.max
 
     /// Binds the metadata global `id` (type `type`) through `registry`; `onProperty` gets each
-    /// property's subject, key and value (nil: removed). When the bind fails, nothing arrives
-    /// and `set` does nothing.
+    /// property's subject, key and value (nil: removed). A nil key says every property of the
+    /// subject was removed, of every subject when it is `everySubject` (pw_metadata_clear).
+    /// When the bind fails, nothing arrives and `set` does nothing.
     init(
         id: UInt32, type: String, registry: OpaquePointer?,
-        onProperty: @escaping (UInt32, String, String?) -> Void
+        onProperty: @escaping (UInt32, String?, String?) -> Void
     ) {
         self.onProperty = onProperty
         events.initialize(to: pw_metadata_events())
         events.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
         events.pointee.property = { data, subject, key, _, value in
-            guard let key else { return 0 }
             Unmanaged<PipeWireMetadata>.fromOpaque(data!).takeUnretainedValue()
-                .onProperty(subject, String(cString: key), value.map { String(cString: $0) })
+                .onProperty(subject, key.map { String(cString: $0) }, value.map { String(cString: $0) })
             return 0
         }
         listener.initialize(to: spa_hook())
