@@ -90,6 +90,8 @@ export interface PlayerStats {
   framesInvalid: number;
   /** Frames this browser cannot decode (a channel layout it lacks). */
   framesUndecodable: number;
+  /** Frames that arrived after a later one, decoded again in order on a second decoder. */
+  framesOutOfOrder: number;
   /** The last error's text, or null. */
   lastError: string | null;
   /** The AudioContext's own output and base latency, ms: add it to the delay for the total. */

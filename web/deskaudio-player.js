@@ -47,12 +47,22 @@ export class AudioFramePlayer {
     this.node = node;
     /** Called with the stats about 4 times a second, if set. */
     this.onstats = null;
+    // Frames are decoded as they arrive, by `decoder`, whose state runs from one frame to the
+    // next (the MDCT overlap, the energy prediction): a frame decoded after a later one comes
+    // out with a click of the later sound in it, and the later one, decoded without it, too
+    // quiet or too loud. So a frame that arrives after a later one (a transport that reorders)
+    // goes to `spareDecoder`, after the two frames before it, and the frames after it that
+    // were already decoded follow it there again, their audio replacing what they had where
+    // it has not played yet; that decoder, which has now had them all in order, takes over.
     this.decoder = null;
+    this.spareDecoder = null;
+    this.config = null;
     this.format = "";
-    this.pending = []; // the frames given to the decoder, in order: it outputs one AudioData each
+    this.newest = null; // the newest sequence number `decoder` has had
+    this.recent = new Map(); // sequence -> frame, the last RECENT_FRAMES (late frames' run-up)
     this.unsupported = new Set(); // channel layouts the browser's decoder refused
     this.latest = {};
-    this.counts = { framesInvalid: 0, framesUndecodable: 0, lastError: null };
+    this.counts = { framesInvalid: 0, framesUndecodable: 0, framesOutOfOrder: 0, lastError: null };
     node.port.onmessage = (event) => {
       if (event.data.type !== "stats") return;
       this.latest = event.data.stats;
@@ -84,10 +94,43 @@ export class AudioFramePlayer {
       throw error;
     }
     if (!this.configureFor(frame)) return frame;
-    const timestamp = Number((frame.sampleClock * 1000000n) / BigInt(SAMPLE_RATE));
-    this.pending.push({ sequence: frame.sequence, sampleClock: Number(frame.sampleClock), afterGap: frame.afterGap });
-    this.decoder.decode(new EncodedAudioChunk({ type: "key", timestamp, data: frame.payload }));
+    this.recent.set(frame.sequence, frame);
+    this.recent.delete((frame.sequence - RECENT_FRAMES) >>> 0);
+    // How far behind the newest decoded frame (0: that one again); further back than a stream
+    // reorders, it is a sender that started again.
+    const behind = this.newest === null ? -1 : -((frame.sequence - this.newest) | 0);
+    if (behind >= 0 && behind < NEW_STREAM_FRAMES) {
+      this.decodeLate(frame);
+    } else {
+      this.newest = frame.sequence;
+      this.decoder.decode(frame, frameFields(frame));
+    }
     return frame;
+  }
+
+  // A frame older than one already decoded: on the spare decoder, after the two frames before
+  // it (their audio dropped: they set its state), then the frames after it up to the newest
+  // again (their audio replacing theirs); the spare decoder takes over.
+  decodeLate(frame) {
+    this.counts.framesOutOfOrder++;
+    let decoder = this.spareDecoder;
+    try {
+      decoder ??= new FrameDecoder(this.config, (meta, pcm) => this.play(meta, pcm), (error) => this.failed(error));
+    } catch {
+      this.decoder.decode(frame, frameFields(frame)); // as without a spare: a click, not silence
+      return;
+    }
+    for (const back of [2, 1]) {
+      const before = this.recent.get((frame.sequence - back) >>> 0);
+      if (before) decoder.decode(before, null);
+    }
+    decoder.decode(frame, frameFields(frame));
+    for (let sequence = (frame.sequence + 1) >>> 0; sequence !== ((this.newest + 1) >>> 0); sequence = (sequence + 1) >>> 0) {
+      const after = this.recent.get(sequence);
+      if (after) decoder.decode(after, { ...frameFields(after), replace: true });
+    }
+    this.spareDecoder = this.decoder;
+    this.decoder = decoder;
   }
 
   /** The jitter buffer's stats (see PlayoutStats in playout-buffer.js) and the player's own. */
@@ -110,42 +153,35 @@ export class AudioFramePlayer {
     return 1000 * (this.context.currentTime - playingNow);
   }
 
-  /** Stops playing and frees the decoder and the context (if the player made it). */
+  /** Stops playing and frees the decoders and the context (if the player made it). */
   async close() {
-    if (this.decoder && this.decoder.state !== "closed") this.decoder.close();
+    this.closeDecoders();
     this.node.disconnect();
     await this.context.close();
+  }
+
+  closeDecoders() {
+    this.decoder?.close();
+    this.spareDecoder?.close();
+    this.decoder = this.spareDecoder = null;
+    this.newest = null;
+    this.recent.clear();
   }
 
   // A decoder for this frame's channel layout; false (and counted) where the browser has none.
   configureFor(frame) {
     const format = frame.mapping ? `${frame.channels}:${frame.mapping.table.join(",")}` : `${frame.channels}`;
-    if (format === this.format && this.decoder && this.decoder.state === "configured") return true;
+    if (format === this.format && this.decoder?.configured) return true;
     if (this.unsupported.has(format)) {
       this.counts.framesUndecodable++;
       return false;
     }
-    if (this.decoder && this.decoder.state !== "closed") this.decoder.close();
+    this.closeDecoders();
     this.format = format;
-    this.pending.length = 0;
-    this.decoder = new AudioDecoder({
-      output: (data) => this.decoded(data),
-      error: (error) => {
-        // A layout this browser cannot decode is not tried again; any other error (a bad
-        // packet) gets a new decoder with the next frame.
-        if (error.name === "NotSupportedError") {
-          this.unsupported.add(format);
-          this.counts.lastError = `${frame.channels} channels: not supported by this browser's decoder`;
-        } else {
-          this.counts.lastError = `decoder: ${error.message}`;
-        }
-        this.format = "";
-      },
-    });
-    const config = { codec: "opus", sampleRate: SAMPLE_RATE, numberOfChannels: frame.channels };
-    if (frame.mapping) config.description = opusHead(frame);
+    this.config = { codec: "opus", sampleRate: SAMPLE_RATE, numberOfChannels: frame.channels };
+    if (frame.mapping) this.config.description = opusHead(frame);
     try {
-      this.decoder.configure(config);
+      this.decoder = new FrameDecoder(this.config, (meta, pcm) => this.play(meta, pcm), (error) => this.failed(error));
     } catch (error) {
       this.counts.framesUndecodable++;
       this.counts.lastError = `${frame.channels} channels: not supported here (${error.message})`;
@@ -155,24 +191,79 @@ export class AudioFramePlayer {
     return true;
   }
 
-  // Decoded audio to the worklet as interleaved stereo (surround folded down as the library's
-  // StereoDownmix does), with its frame's sequence number.
-  decoded(data) {
-    const meta = this.pending.shift();
-    const samples = data.numberOfFrames;
-    const channels = data.numberOfChannels;
-    const planes = [];
-    for (let channel = 0; channel < channels; channel++) {
-      const plane = new Float32Array(samples);
-      data.copyTo(plane, { planeIndex: channel, format: "f32-planar" });
-      planes.push(plane);
+  // A decoder's error: a layout this browser cannot decode is not tried again; any other (a
+  // bad packet) gets new decoders with the next frame.
+  failed(error) {
+    if (error.name === "NotSupportedError") {
+      this.unsupported.add(this.format);
+      this.counts.lastError = `${this.config.numberOfChannels} channels: not supported by this browser's decoder`;
+    } else {
+      this.counts.lastError = `decoder: ${error.message}`;
     }
-    data.close();
-    if (!meta) return;
-    const pcm = new Float32Array(samples * 2);
-    fold(planes, pcm);
+    this.format = "";
+  }
+
+  // A decoded frame to the worklet.
+  play(meta, pcm) {
     this.node.port.postMessage({ type: "frame", ...meta, pcm }, [pcm.buffer]);
   }
+}
+
+// Frames kept for a late frame's run-up on the late decoder.
+const RECENT_FRAMES = 16;
+// A frame further behind the newest than this is a new stream, not a late one.
+const NEW_STREAM_FRAMES = 256;
+
+// What the worklet takes of a frame besides its PCM (and `replace`: the same frame decoded
+// again in order, whose audio replaces what it had if it has not played yet).
+function frameFields(frame) {
+  return { sequence: frame.sequence, sampleClock: Number(frame.sampleClock), afterGap: frame.afterGap };
+}
+
+// One WebCodecs AudioDecoder and the frames it was given, in order (it outputs one AudioData
+// each): `onPcm(meta, pcm)` gets each frame's audio as interleaved stereo (surround folded
+// down as the library's StereoDownmix does); a frame given with meta null is decoded for its
+// state only. Throws where the browser cannot be configured for `config`.
+class FrameDecoder {
+  constructor(config, onPcm, onError) {
+    this.pending = [];
+    this.decoder = new AudioDecoder({
+      output: (data) => {
+        const meta = this.pending.shift();
+        if (meta) onPcm(meta, toStereo(data));
+        data.close();
+      },
+      error: onError,
+    });
+    this.decoder.configure(config);
+  }
+
+  get configured() {
+    return this.decoder.state === "configured";
+  }
+
+  decode(frame, meta) {
+    this.pending.push(meta);
+    const timestamp = Number((frame.sampleClock * 1000000n) / BigInt(SAMPLE_RATE));
+    this.decoder.decode(new EncodedAudioChunk({ type: "key", timestamp, data: frame.payload }));
+  }
+
+  close() {
+    if (this.decoder.state !== "closed") this.decoder.close();
+  }
+}
+
+function toStereo(data) {
+  const samples = data.numberOfFrames;
+  const planes = [];
+  for (let channel = 0; channel < data.numberOfChannels; channel++) {
+    const plane = new Float32Array(samples);
+    data.copyTo(plane, { planeIndex: channel, format: "f32-planar" });
+    planes.push(plane);
+  }
+  const pcm = new Float32Array(samples * 2);
+  fold(planes, pcm);
+  return pcm;
 }
 
 // Mono, stereo, or surround to interleaved stereo: L = FL + 0.707·FC + 0.707·RL (+ 0.707·SL),

@@ -19,6 +19,7 @@ class DeskAudioPlayerProcessor extends AudioWorkletProcessor {
           sampleClock: message.sampleClock,
           afterGap: message.afterGap,
           pcm: message.pcm,
+          replace: message.replace === true,
           arrivalMs: currentTime * 1000,
         });
       }

@@ -121,12 +121,19 @@ export class PlayoutBuffer {
   /**
    * A decoded frame: `sequence`, `sampleClock` (its first sample's index on the sender's
    * 48 kHz clock, a Number), `afterGap`, `pcm` (interleaved stereo Float32Array of
-   * `pcm.length / 2` samples) and `arrivalMs` (this output's clock when it arrived).
+   * `pcm.length / 2` samples) and `arrivalMs` (this output's clock when it arrived). With
+   * `replace`, the frame's audio decoded again (in order, after a frame that came late):
+   * it replaces the audio of that frame if it is still waiting, and counts for nothing.
    */
   push(frame) {
     const stats = this.stats;
-    stats.framesReceived++;
     const sequence = frame.sequence >>> 0;
+    if (frame.replace) {
+      const waiting = this.waiting.get(sequence);
+      if (waiting) waiting.pcm = frame.pcm;
+      return;
+    }
+    stats.framesReceived++;
     this.countSequence(sequence);
     if (this.nextSequence !== null && this.playing && before(sequence, this.nextSequence)) {
       stats.framesLate++;

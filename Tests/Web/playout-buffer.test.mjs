@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { driftRun, longestQuietRun, run, seeded } from "./simulation.js";
+import { PlayoutBuffer } from "../../web/playout-buffer.js";
 
 test("a steady network plays the tone unbroken at a low delay", () => {
   let concealedWhileSending = null;
@@ -100,4 +101,19 @@ test("a receiver whose main thread stalls 20-80 ms every 0.3-2.8 s (a busy core)
   assert.ok(buffer.stats.framesConcealed - concealedBy10s <= 15, `${buffer.stats.framesConcealed - concealedBy10s} concealed after 10 s`);
   assert.ok(Math.abs(meanRate - 1) <= 0.0005, `mean playback rate ${meanRate}`);
   assert.ok(buffer.stats.framesDropped <= 6, `${buffer.stats.framesDropped} frames dropped`);
+});
+
+test("a frame decoded again in order replaces the audio of that frame while it waits, and counts for nothing", () => {
+  const buffer = new PlayoutBuffer({ startDelayMs: 0 });
+  const pcm = (value) => new Float32Array(960).fill(value);
+  buffer.push({ sequence: 0, sampleClock: 0, afterGap: false, pcm: pcm(0.1), arrivalMs: 0 });
+  buffer.push({ sequence: 0, sampleClock: 0, afterGap: false, pcm: pcm(0.2), arrivalMs: 1, replace: true });
+  const left = new Float32Array(128);
+  const right = new Float32Array(128);
+  buffer.render(left, right, 1);
+  assert.ok(left.every((sample) => Math.abs(sample - 0.2) < 1e-6), `played ${left[0]}`);
+  // Played already: a replacement changes nothing and is not counted as late or received.
+  buffer.push({ sequence: 0, sampleClock: 0, afterGap: false, pcm: pcm(0.3), arrivalMs: 2, replace: true });
+  assert.equal(buffer.stats.framesReceived, 1);
+  assert.equal(buffer.stats.framesLate, 0);
 });
