@@ -16,6 +16,9 @@ class FrameRelay:
         self.loss = loss
         self.jitter_ms = jitter_ms
         self.dropped = 0  # of the frames between the first and the last relayed
+        # (first, last) CLOCK_MONOTONIC ns at the host's sink of each frame dropped: its
+        # capture_time_ns and its length (docs/wire-format.md).
+        self.dropped_spans = []
         self.relayed = 0
         self.holding = False
         self._dropped_since_first = 0
@@ -95,6 +98,10 @@ class FrameRelay:
                 if self.holding:
                     continue
                 if self.random.random() < self.loss:
+                    frame = message[2 + len(extra):]
+                    if len(frame) >= 36:
+                        start = int.from_bytes(frame[24:32], "little")
+                        self.dropped_spans.append((start, start + int.from_bytes(frame[32:34], "little") * 10**9 // 48000))
                     if self.relayed > 0:
                         self._dropped_since_first += 1
                     self.loss_run += 1

@@ -27,16 +27,19 @@ def burst_class(samples, onset_index, classes=(1500, 2000, 2500, 3000)):
 
 def sink_to_sink(host_samples, host_time, browser_samples, browser_time, host_from, browser_from):
     """Latency of each burst from the host's sink to the browser's, ms, on CLOCK_MONOTONIC,
-    each matched to the first burst of its own frequency within 500 ms; and how many bursts
-    the browser did not play (lost on the way: the next of the same frequency is 600 ms on)."""
+    each matched to the first burst of its own frequency within 500 ms; and when (ns, at the
+    host's sink) each burst was played that the browser did not play (lost on the way: the
+    next of the same frequency is 600 ms on)."""
     host = [(host_time(i), burst_class(host_samples, i)) for i in burst_onsets(host_samples, host_from)]
     heard = [(browser_time(i), burst_class(browser_samples, i)) for i in burst_onsets(browser_samples, browser_from)]
-    latencies = []
+    latencies, missed = [], []
     for at, kind in host:
         later = [t for t, heard_kind in heard if heard_kind == kind and 0 <= t - at <= 500e6]
         if later:
             latencies.append((later[0] - at) / 1e6)
-    return latencies, len(host) - len(latencies)
+        else:
+            missed.append(at)
+    return latencies, missed
 
 
 def block_levels(samples):
