@@ -116,6 +116,11 @@ def check_latency(path, ours, bound, jitter, quiet_jitter, output_stall_ms=None)
           f"{jitter:.1f} ms, beyond {quiet_jitter}{stall})")
 
 
+def longest_ms(holes):
+    """The longest of `holes` ((block, blocks) runs), ms."""
+    return max((count for _, count in holes), default=0) * 10.0
+
+
 def page_output_holes(pilot, first, last, what):
     """The holes in the page's pilot tone (`pilot_levels`) between blocks `first` and `last`:
     where Chromium's own rendering or output stalled, which a stream cannot fill. Checks that
@@ -123,10 +128,10 @@ def page_output_holes(pilot, first, last, what):
     and never missing for a second, and reports the holes."""
     holes = pilot_holes(pilot, first, last)
     median = float(np.median(pilot[first:last])) if last > first else 0.0
-    longest = max((count for _, count in holes), default=0) * 10
+    longest = longest_ms(holes)
     check(median > 0.001 and longest < 1000,
           f"the page's pilot tone plays {what} (amplitude {median:.4f}, 0.01 played; {len(holes)} holes, the longest "
-          f"{longest} ms: Chromium's output stalling)")
+          f"{longest:.0f} ms: Chromium's output stalling)")
     return holes
 
 
@@ -219,7 +224,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     after_tone = browser_spans[1][1] + 50
     holes = page_output_holes(pilot, after_tone, len(pilot), "while the bursts do")
     check_latency("on loopback", p99 - chromium_output_ms(output_delays, player_stats), 60, bursts_jitter, 35,
-                  max((count for _, count in holes), default=0) * 10.0)
+                  longest_ms(holes))
 
 
 def relayed(deskaudio, host, browser_env, work):
@@ -292,7 +297,7 @@ def relayed(deskaudio, host, browser_env, work):
     # in the pilot tone the page plays beside the stream.
     holes = page_output_holes(pilot, be + 50, len(pilot), "while the bursts do")
     check_latency("through the relay", p99 - chromium_output_ms(output_delays, player_stats), 110, bursts_jitter, 60,
-                  max((count for _, count in holes), default=0) * 10.0)
+                  longest_ms(holes))
 
 
 def surround(deskaudio, host, browser_env, work):

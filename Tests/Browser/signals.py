@@ -42,10 +42,25 @@ def sink_to_sink(host_samples, host_time, browser_samples, browser_time, host_fr
     return latencies, missed
 
 
+def blocks_of(samples):
+    """The whole 10 ms blocks of `samples`, one per row, as float64."""
+    return samples[: len(samples) // BLOCK * BLOCK].reshape(-1, BLOCK).astype(np.float64)
+
+
+def runs(indexes):
+    """[block, blocks] of each run of consecutive block indexes in `indexes` (ascending)."""
+    result = []
+    for index in indexes:
+        if result and index == result[-1][0] + result[-1][1]:
+            result[-1][1] += 1
+        else:
+            result.append([int(index), 1])
+    return result
+
+
 def block_levels(samples):
     """RMS of each 10 ms block, in dBFS."""
-    blocks = samples[: len(samples) // BLOCK * BLOCK].reshape(-1, BLOCK)
-    return 10 * np.log10(np.mean(blocks.astype(np.float64) ** 2, axis=1) + 1e-20)
+    return 10 * np.log10(np.mean(blocks_of(samples) ** 2, axis=1) + 1e-20)
 
 
 def dropouts(samples, levels, first, last, floor):
@@ -54,15 +69,8 @@ def dropouts(samples, levels, first, last, floor):
     sink fills with exact zeros where its client's samples came too late (the player on the
     host's sink, Chromium on the browser's); what passed through Opus and the web player is
     never exactly zero inside a tone."""
-    low = np.flatnonzero(levels[first:last] < floor) + first
-    events = []
-    for index in low:
-        if events and index == events[-1][0] + events[-1][1]:
-            events[-1][1] += 1
-        else:
-            events.append([int(index), 1])
     result = []
-    for block, count in events:
+    for block, count in runs(np.flatnonzero(levels[first:last] < floor) + first):
         part = samples[(block - 1) * BLOCK:(block + count + 1) * BLOCK]
         edges = np.flatnonzero(np.diff(np.concatenate(([0], (part == 0).astype(np.int8), [0]))))
         longest_zeros = int(np.max(edges[1::2] - edges[::2])) if len(edges) else 0
@@ -108,8 +116,7 @@ def pilot_levels(samples, hz):
     periods in each 10 ms block) in each block: its amplitude, from its own FFT bin, where the
     tone and the bursts (at most 3 kHz) leave it alone. A block where it is missing is one where
     the browser's own rendering or output stalled (its sink played silence for the page)."""
-    blocks = samples[: len(samples) // BLOCK * BLOCK].reshape(-1, BLOCK).astype(np.float64)
-    return 2 * np.abs(np.fft.rfft(blocks, axis=1)[:, int(round(hz * BLOCK / RATE))]) / BLOCK
+    return 2 * np.abs(np.fft.rfft(blocks_of(samples), axis=1)[:, int(round(hz * BLOCK / RATE))]) / BLOCK
 
 
 def pilot_holes(pilot, first_block, last_block):
@@ -118,21 +125,13 @@ def pilot_holes(pilot, first_block, last_block):
     part = pilot[max(0, first_block):min(last_block, len(pilot))]
     if len(part) == 0:
         return []
-    low = np.flatnonzero(part < np.median(part) / 2) + max(0, first_block)
-    holes = []
-    for index in low:
-        if holes and index == holes[-1][0] + holes[-1][1]:
-            holes[-1][1] += 1
-        else:
-            holes.append([int(index), 1])
-    return [tuple(hole) for hole in holes]
+    return [tuple(hole) for hole in runs(np.flatnonzero(part < np.median(part) / 2) + max(0, first_block))]
 
 
 def block_levels_without(samples, hz):
     """`block_levels` with the pilot sine at `hz` (and 200 Hz either side) taken out: what the
     stream played."""
-    blocks = samples[: len(samples) // BLOCK * BLOCK].reshape(-1, BLOCK).astype(np.float64)
-    spectrum = np.fft.rfft(blocks, axis=1)
+    spectrum = np.fft.rfft(blocks_of(samples), axis=1)
     centre, width = int(round(hz * BLOCK / RATE)), int(round(200 * BLOCK / RATE))
     spectrum[:, centre - width:centre + width + 1] = 0
     return 10 * np.log10(np.mean(np.fft.irfft(spectrum, n=BLOCK, axis=1) ** 2, axis=1) + 1e-20)
