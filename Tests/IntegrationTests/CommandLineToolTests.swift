@@ -9,10 +9,10 @@ let commandLineTool = URL(fileURLWithPath: CommandLine.arguments[0])
 
 extension RealServerTests {
     @Suite struct CommandLineToolTests {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-cli-\(UUID())")
+        let directory: TemporaryDirectory
 
         init() throws {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            directory = try TemporaryDirectory(prefix: "deskaudio-cli")
         }
 
         /// Decodes `opus` with opusdec after checking it with opusinfo; returns the samples.

@@ -11,10 +11,10 @@ extension RealServerTests {
     /// (parecord on plain PulseAudio) from the receiver's microphone (or captured from its
     /// speakers), decoded and checked.
     @Suite struct SendReceiveTests {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-udp-\(UUID())")
+        let directory: TemporaryDirectory
 
         init() throws {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            directory = try TemporaryDirectory(prefix: "deskaudio-udp")
         }
 
         /// The number after `label` in `text` ("delay p50 12 ms" → 12 for "p50").
