@@ -29,7 +29,7 @@ static unsigned long long video_start_ns, video_period_ns;
 static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     long *frames_before_video = user_data;
     deskaudio_frame_info info;
-    if (deskaudio_parse_frame(frame, len, &info) != DESKAUDIO_OK) return;
+    if (deskaudio_parse_frame(frame, len, &info, sizeof info) != DESKAUDIO_OK) return;
     if (info.capture_time_ns < video_start_ns) {
         (*frames_before_video)++;
         return;
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
         struct timespec pause = {1, 0};
         nanosleep(&pause, NULL);
         deskaudio_clock clock;
-        if (deskaudio_get_clock(&clock) != DESKAUDIO_OK) {
+        if (deskaudio_get_clock(&clock, sizeof clock) != DESKAUDIO_OK) {
             printf("second %d: no audio yet (%s)\n", second, deskaudio_last_error());
             continue;
         }

@@ -78,7 +78,7 @@ static void write_headers(struct recording *r, int pre_skip) {
 static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     struct recording *r = user_data;
     deskaudio_frame_info info;
-    if (deskaudio_parse_frame(frame, len, &info) != DESKAUDIO_OK) return;
+    if (deskaudio_parse_frame(frame, len, &info, sizeof info) != DESKAUDIO_OK) return;
     if (r->have_clock && info.sample_clock > r->next_clock)
         r->gated_frames += (unsigned long)((info.sample_clock - r->next_clock) / info.frame_samples);
     if (info.flags & DESKAUDIO_FRAME_AFTER_GAP) r->after_gap_frames++;

@@ -71,7 +71,7 @@ extern "C" {
 #define DESKAUDIO_VERSION_MAJOR 0
 
 /** Minor version of this header: features added, compatibly. */
-#define DESKAUDIO_VERSION_MINOR 2
+#define DESKAUDIO_VERSION_MINOR 3
 
 /** Patch version of this header: fixes only. */
 #define DESKAUDIO_VERSION_PATCH 0
@@ -86,7 +86,7 @@ extern "C" {
  * ABI generation of this header: the N of the library's SONAME, libdeskaudio.so.N.
  * A library with another ABI version cannot serve a host built against this header.
  */
-#define DESKAUDIO_ABI_VERSION 0
+#define DESKAUDIO_ABI_VERSION 1
 
 /**
  * Result codes of the DeskAudio C API: 0 is success, every failure is negative.
@@ -438,17 +438,21 @@ DESKAUDIO_EXPORT const char *deskaudio_backend(void);
  *
  * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
  * @param stats where the counts go (not NULL).
- * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ * @param stats_size `sizeof(deskaudio_stats)`: fields appended in later versions are not
+ *        written past it (README, "Versions").
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
-DESKAUDIO_EXPORT int32_t deskaudio_capture_get_stats(deskaudio_capture *capture, deskaudio_stats *stats);
+DESKAUDIO_EXPORT int32_t deskaudio_capture_get_stats(deskaudio_capture *capture, deskaudio_stats *stats, size_t stats_size);
 
 /**
  * deskaudio_capture_get_stats() of the default capture.
  *
  * @param stats where the counts go (not NULL).
- * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ * @param stats_size `sizeof(deskaudio_stats)`: fields appended in later versions are not
+ *        written past it (README, "Versions").
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
-DESKAUDIO_EXPORT int32_t deskaudio_get_stats(deskaudio_stats *stats);
+DESKAUDIO_EXPORT int32_t deskaudio_get_stats(deskaudio_stats *stats, size_t stats_size);
 
 /**
  * Fills `*clock` with where `capture`'s sample clock stands on CLOCK_MONOTONIC after its
@@ -458,19 +462,21 @@ DESKAUDIO_EXPORT int32_t deskaudio_get_stats(deskaudio_stats *stats);
  *
  * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
  * @param clock where the mapping goes (not NULL).
+ * @param clock_size `sizeof(deskaudio_clock)` (README, "Versions").
  * @return DESKAUDIO_OK; DESKAUDIO_ERROR_STREAM when no audio has been framed yet (nothing
  *         captured or pushed since the capture was created); DESKAUDIO_ERROR_INVALID_ARGUMENT.
  */
-DESKAUDIO_EXPORT int32_t deskaudio_capture_get_clock(deskaudio_capture *capture, deskaudio_clock *clock);
+DESKAUDIO_EXPORT int32_t deskaudio_capture_get_clock(deskaudio_capture *capture, deskaudio_clock *clock, size_t clock_size);
 
 /**
  * deskaudio_capture_get_clock() of the default capture.
  *
  * @param clock where the mapping goes (not NULL).
+ * @param clock_size `sizeof(deskaudio_clock)` (README, "Versions").
  * @return DESKAUDIO_OK; DESKAUDIO_ERROR_STREAM when no audio has been framed yet (nothing
  *         captured or pushed since the capture was created); DESKAUDIO_ERROR_INVALID_ARGUMENT.
  */
-DESKAUDIO_EXPORT int32_t deskaudio_get_clock(deskaudio_clock *clock);
+DESKAUDIO_EXPORT int32_t deskaudio_get_clock(deskaudio_clock *clock, size_t clock_size);
 
 /**
  * While `measure` is true (false by default), `capture`'s app audio, when it records chosen
@@ -1241,9 +1247,10 @@ DESKAUDIO_EXPORT int32_t deskaudio_encoder_mark_gap(deskaudio_encoder *encoder, 
  *
  * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
  * @param stats where the counts go (not NULL).
- * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ * @param stats_size `sizeof(deskaudio_encoder_stats)` (README, "Versions").
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
-DESKAUDIO_EXPORT int32_t deskaudio_encoder_get_stats(deskaudio_encoder *encoder, deskaudio_encoder_stats *stats);
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_get_stats(deskaudio_encoder *encoder, deskaudio_encoder_stats *stats, size_t stats_size);
 
 /**
  * Sends PCM the host got elsewhere (another capture API, a file, a speech engine) into
@@ -1429,15 +1436,16 @@ typedef struct deskaudio_remote_mic deskaudio_remote_mic;
 
 /**
  * Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*
- * code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers); `info`
- * is written only on success. Any thread.
+ * code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or an
+ * `info_size` of 0); `info` is written only on success. Any thread.
  *
  * @param bytes the AudioFrame (not NULL); the caller's.
  * @param len bytes at `bytes`.
  * @param info where the fields go (not NULL); its `payload` points into `bytes`.
+ * @param info_size `sizeof(deskaudio_frame_info)` (README, "Versions").
  * @return DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_* code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL).
  */
-DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_parse_frame(const uint8_t *bytes, size_t len, deskaudio_frame_info *info);
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_parse_frame(const uint8_t *bytes, size_t len, deskaudio_frame_info *info, size_t info_size);
 
 /**
  * Creates a decoder; NULL on failure (deskaudio_last_error() says why). Free it with
@@ -1503,9 +1511,10 @@ DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_decoder_decode(d
  *
  * @param decoder the decoder (not NULL).
  * @param stats where the counts go (not NULL).
- * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ * @param stats_size `sizeof(deskaudio_decoder_stats)` (README, "Versions").
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
-DESKAUDIO_EXPORT int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats);
+DESKAUDIO_EXPORT int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats, size_t stats_size);
 
 /**
  * Puts a microphone named `name` (a node name: 1–64 letters, digits, `_`, `-`, `.`), shown
@@ -1555,9 +1564,10 @@ DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_feed(deskaudio_remote_mic *microph
  *
  * @param microphone the microphone (not NULL).
  * @param stats where the counts go (not NULL).
- * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+ * @param stats_size `sizeof(deskaudio_remote_mic_stats)` (README, "Versions").
+ * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
-DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_get_stats(deskaudio_remote_mic *microphone, deskaudio_remote_mic_stats *stats);
+DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_get_stats(deskaudio_remote_mic *microphone, deskaudio_remote_mic_stats *stats, size_t stats_size);
 
 /* ======================================================================================
  * 8. RTP: AudioFrames as standard RTP packets (RFC 3550, RFC 7587) and the SDP that describes them

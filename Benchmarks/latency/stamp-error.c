@@ -128,7 +128,7 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     (void)user_data;
     long long arrived = now_ns();
     deskaudio_frame_info info;
-    if (deskaudio_parse_frame(frame, len, &info) != DESKAUDIO_OK) return;
+    if (deskaudio_parse_frame(frame, len, &info, sizeof info) != DESKAUDIO_OK) return;
     if (!probe.have_last) probe.first_sample_clock = info.sample_clock;
     /* The library flags the frame where the server's clock stepped against the samples (a
      * quantum skipped or changed): the run is not continuous there, and the step is counted
@@ -225,7 +225,7 @@ int main(int argc, char **argv) {
         nanosleep(&pause, NULL);
     }
     deskaudio_clock clock = {0};
-    int32_t clocked = deskaudio_get_clock(&clock);
+    int32_t clocked = deskaudio_get_clock(&clock, sizeof clock);
     pw_thread_loop_stop(probe.loop);
     pw_stream_destroy(probe.player);
     pw_thread_loop_destroy(probe.loop);

@@ -119,17 +119,19 @@ public func deskaudio_encoder_mark_gap(_ encoder: deskaudio_encoder?, _ skipped_
 /// - Parameters:
 ///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - stats: where the counts go (not NULL).
-/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+///   - stats_size: `sizeof(deskaudio_encoder_stats)` (README, "Versions").
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_encoder_get_stats")
 public func deskaudio_encoder_get_stats(
-    _ encoder: deskaudio_encoder?, _ stats: UnsafeMutablePointer<deskaudio_encoder_stats>?
+    _ encoder: deskaudio_encoder?, _ stats: UnsafeMutablePointer<deskaudio_encoder_stats>?, _ stats_size: size_t
 ) -> Int32 {
-    guard let encoder, let stats else { return invalidArgument("deskaudio_encoder_get_stats: NULL pointer") }
-    let counters = pcmEncoder(encoder).counters
-    stats.pointee = deskaudio_encoder_stats(
-        frames_encoded: counters.framesEncoded, frames_sent: counters.framesSent, frames_gated: counters.framesGated,
-        bytes_sent: counters.bytesSent)
-    return deskaudio_status.DESKAUDIO_OK.rawValue
+    guard let encoder else { return invalidArgument("encoder is NULL") }
+    return copyOut(to: stats, size: stats_size, what: "stats") {
+        let counters = pcmEncoder(encoder).counters
+        return deskaudio_encoder_stats(
+            frames_encoded: counters.framesEncoded, frames_sent: counters.framesSent,
+            frames_gated: counters.framesGated, bytes_sent: counters.bytesSent)
+    }
 }
 
 /// The PCMFrameEncoder behind an encoder handle (retained by deskaudio_encoder_create()).

@@ -45,7 +45,7 @@ import Glibc
 /// Major version of this header: a change means the API changed incompatibly.
 public let DESKAUDIO_VERSION_MAJOR: Int32 = 0
 /// Minor version of this header: features added, compatibly.
-public let DESKAUDIO_VERSION_MINOR: Int32 = 2
+public let DESKAUDIO_VERSION_MINOR: Int32 = 3
 /// Patch version of this header: fixes only.
 public let DESKAUDIO_VERSION_PATCH: Int32 = 0
 /// Encoded 10 ms frames that wait for a slow frame callback before the oldest is dropped:
@@ -54,7 +54,7 @@ public let DESKAUDIO_QUEUE_FRAMES: Int32 = 50
 
 /// ABI generation of this header: the N of the library's SONAME, libdeskaudio.so.N.
 /// A library with another ABI version cannot serve a host built against this header.
-public let DESKAUDIO_ABI_VERSION: Int32 = 0
+public let DESKAUDIO_ABI_VERSION: Int32 = 1
 
 /// The loaded library's version, "MAJOR.MINOR.PATCH"; static storage, never freed.
 /// - Returns: "MAJOR.MINOR.PATCH"; the library's, never freed.

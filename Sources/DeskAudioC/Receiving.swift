@@ -25,20 +25,22 @@ public enum deskaudio_frame_flag: Int32, CaseIterable {
 }
 
 /// Reads AudioFrame bytes into `info`. Returns DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_*
-/// code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers); `info`
-/// is written only on success. Any thread.
+/// code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers or an
+/// `info_size` of 0); `info` is written only on success. Any thread.
 /// - Parameters:
 ///   - bytes: the AudioFrame (not NULL); the caller's.
 ///   - len: bytes at `bytes`.
 ///   - info: where the fields go (not NULL); its `payload` points into `bytes`.
+///   - info_size: `sizeof(deskaudio_frame_info)` (README, "Versions").
 /// - Returns: DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_* code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL).
 // C: warn_unused_result
 @_cdecl("deskaudio_parse_frame")
 public func deskaudio_parse_frame(
-    _ bytes: UnsafePointer<UInt8>?, _ len: size_t, _ info: UnsafeMutablePointer<deskaudio_frame_info>?
+    _ bytes: UnsafePointer<UInt8>?, _ len: size_t, _ info: UnsafeMutablePointer<deskaudio_frame_info>?,
+    _ info_size: size_t
 ) -> Int32 {
-    guard let bytes, let info else { return invalidArgument("deskaudio_parse_frame: bytes or info is NULL") }
-    return status { () throws(DeskAudioError) in
+    guard let bytes else { return invalidArgument("deskaudio_parse_frame: bytes is NULL") }
+    return copyOut(to: info, size: info_size, what: "info") { () throws(DeskAudioError) in
         let frame: AudioFrameParser.Frame
         do throws(AudioFrameParser.ParseError) {
             frame = try AudioFrameParser.parse(UnsafeRawBufferPointer(start: bytes, count: len))
@@ -46,7 +48,7 @@ public func deskaudio_parse_frame(
             throw .invalidFrame(error)
         }
         let header = frame.header
-        info.pointee = deskaudio_frame_info(
+        return deskaudio_frame_info(
             sample_clock: header.sampleClock, capture_time_ns: header.captureTimeNs,
             payload: frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), sequence: header.sequence,
             sample_rate: header.sampleRate, payload_length: UInt32(frame.payload.count),
@@ -168,17 +170,19 @@ public func deskaudio_decoder_decode(
 /// - Parameters:
 ///   - decoder: the decoder (not NULL).
 ///   - stats: where the counts go (not NULL).
-/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+///   - stats_size: `sizeof(deskaudio_decoder_stats)` (README, "Versions").
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_decoder_get_stats")
 public func deskaudio_decoder_get_stats(
-    _ decoder: deskaudio_decoder?, _ stats: UnsafeMutablePointer<deskaudio_decoder_stats>?
+    _ decoder: deskaudio_decoder?, _ stats: UnsafeMutablePointer<deskaudio_decoder_stats>?, _ stats_size: size_t
 ) -> Int32 {
-    guard let decoder, let stats else { return invalidArgument("deskaudio_decoder_get_stats: NULL pointer") }
-    let counters = receiver(of: decoder).counters
-    stats.pointee = deskaudio_decoder_stats(
-        frames_decoded: counters.framesDecoded, frames_lost: counters.framesLost,
-        frames_concealed: counters.framesConcealed, frames_late: counters.framesLate, gaps: counters.gaps)
-    return deskaudio_status.DESKAUDIO_OK.rawValue
+    guard let decoder else { return invalidArgument("decoder is NULL") }
+    return copyOut(to: stats, size: stats_size, what: "stats") {
+        let counters = receiver(of: decoder).counters
+        return deskaudio_decoder_stats(
+            frames_decoded: counters.framesDecoded, frames_lost: counters.framesLost,
+            frames_concealed: counters.framesConcealed, frames_late: counters.framesLate, gaps: counters.gaps)
+    }
 }
 
 /// The FrameReceiver behind a decoder handle (retained by deskaudio_decoder_create()).

@@ -101,20 +101,23 @@ public func deskaudio_remote_mic_feed(
 /// - Parameters:
 ///   - microphone: the microphone (not NULL).
 ///   - stats: where the counts go (not NULL).
-/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+///   - stats_size: `sizeof(deskaudio_remote_mic_stats)` (README, "Versions").
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_remote_mic_get_stats")
 public func deskaudio_remote_mic_get_stats(
-    _ microphone: deskaudio_remote_mic?, _ stats: UnsafeMutablePointer<deskaudio_remote_mic_stats>?
+    _ microphone: deskaudio_remote_mic?, _ stats: UnsafeMutablePointer<deskaudio_remote_mic_stats>?,
+    _ stats_size: size_t
 ) -> Int32 {
-    guard let microphone, let stats else { return invalidArgument("deskaudio_remote_mic_get_stats: NULL pointer") }
-    let now = remoteMicrophone(microphone).stats
-    stats.pointee = deskaudio_remote_mic_stats(
-        frames_fed: now.framesFed, frames_refused: now.framesRefused, frames_played: now.buffer.framesPlayed,
-        frames_concealed: now.buffer.framesConcealed, frames_late: now.buffer.framesLate,
-        frames_inserted: now.buffer.framesInserted, frames_dropped: now.buffer.framesDropped, gaps: now.buffer.gaps,
-        target_delay_ms: Int32(now.targetDelayMs), recorded: now.isRunning ? 1 : 0,
-        delay_p50_ms: Int32(now.delayP50Ms), delay_p99_ms: Int32(now.delayP99Ms))
-    return deskaudio_status.DESKAUDIO_OK.rawValue
+    guard let microphone else { return invalidArgument("microphone is NULL") }
+    return copyOut(to: stats, size: stats_size, what: "stats") {
+        let now = remoteMicrophone(microphone).stats
+        return deskaudio_remote_mic_stats(
+            frames_fed: now.framesFed, frames_refused: now.framesRefused, frames_played: now.buffer.framesPlayed,
+            frames_concealed: now.buffer.framesConcealed, frames_late: now.buffer.framesLate,
+            frames_inserted: now.buffer.framesInserted, frames_dropped: now.buffer.framesDropped, gaps: now.buffer.gaps,
+            target_delay_ms: Int32(now.targetDelayMs), recorded: now.isRunning ? 1 : 0,
+            delay_p50_ms: Int32(now.delayP50Ms), delay_p99_ms: Int32(now.delayP99Ms))
+    }
 }
 
 /// The FramePlayer behind a handle (retained by deskaudio_remote_mic_create()).

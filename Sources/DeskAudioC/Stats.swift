@@ -1,5 +1,6 @@
 import DeskAudio
 import DeskAudioCTypes
+import Glibc
 
 //# 2. Capture: captures, their sources and frames, their stats
 
@@ -19,16 +20,28 @@ public enum deskaudio_backend_kind: Int32, CaseIterable {
 /// - Parameters:
 ///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - stats: where the counts go (not NULL).
-/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+///   - stats_size: `sizeof(deskaudio_stats)`: fields appended in later versions are not
+///     written past it (README, "Versions").
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_capture_get_stats")
 public func deskaudio_capture_get_stats(
-    _ capture: deskaudio_capture?, _ stats: UnsafeMutablePointer<deskaudio_stats>?
+    _ capture: deskaudio_capture?, _ stats: UnsafeMutablePointer<deskaudio_stats>?, _ stats_size: size_t
 ) -> Int32 {
     withCapture(capture) { service in
-        guard let stats else { return invalidArgument("stats is NULL") }
+        copyOut(to: stats, size: stats_size, what: "stats") { statsOf(service) }
+    }
+}
+
+/// deskaudio_capture_get_stats() of the default capture.
+@_cdecl("deskaudio_get_stats")
+public func deskaudio_get_stats(_ stats: UnsafeMutablePointer<deskaudio_stats>?, _ stats_size: size_t) -> Int32 {
+    deskaudio_capture_get_stats(defaultHandle, stats, stats_size)
+}
+
+private func statsOf(_ service: AudioService) -> deskaudio_stats {
         let snapshot = service.stats()
         let silence = LevelMeter.dBFS(0)
-        stats.pointee = deskaudio_stats(
+        return deskaudio_stats(
             frames_captured: snapshot.framesCaptured, frames_sent: snapshot.framesSent,
             frames_gated: snapshot.framesGated, frames_dropped_overflow: snapshot.framesDroppedOverflow,
             frames_dropped_late: snapshot.framesDroppedLate,
@@ -43,14 +56,6 @@ public func deskaudio_capture_get_stats(
             mic_peak_dbfs: snapshot.mic?.peakDBFS ?? silence, mic_rms_dbfs: snapshot.mic?.rmsDBFS ?? silence,
             frames_dropped_slow_callback: snapshot.framesDroppedSlowCallback,
             frames_skipped_by_server: snapshot.framesSkippedByServer)
-        return deskaudio_status.DESKAUDIO_OK.rawValue
-    }
-}
-
-/// deskaudio_capture_get_stats() of the default capture.
-@_cdecl("deskaudio_get_stats")
-public func deskaudio_get_stats(_ stats: UnsafeMutablePointer<deskaudio_stats>?) -> Int32 {
-    deskaudio_capture_get_stats(defaultHandle, stats)
 }
 
 /// Fills `*clock` with where `capture`'s sample clock stands on CLOCK_MONOTONIC after its
@@ -60,15 +65,15 @@ public func deskaudio_get_stats(_ stats: UnsafeMutablePointer<deskaudio_stats>?)
 /// - Parameters:
 ///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - clock: where the mapping goes (not NULL).
+///   - clock_size: `sizeof(deskaudio_clock)` (README, "Versions").
 /// - Returns: DESKAUDIO_OK; DESKAUDIO_ERROR_STREAM when no audio has been framed yet (nothing
 ///   captured or pushed since the capture was created); DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_capture_get_clock")
 public func deskaudio_capture_get_clock(
-    _ capture: deskaudio_capture?, _ clock: UnsafeMutablePointer<deskaudio_clock>?
+    _ capture: deskaudio_capture?, _ clock: UnsafeMutablePointer<deskaudio_clock>?, _ clock_size: size_t
 ) -> Int32 {
     withCapture(capture) { service in
-        guard let clock else { return invalidArgument("clock is NULL") }
-        return status { () throws(DeskAudioError) in
+        copyOut(to: clock, size: clock_size, what: "clock") { () throws(DeskAudioError) in
             guard let mapping = service.clock() else {
                 throw .streamFailed("no audio has been framed yet: the clock starts with the first chunk")
             }
@@ -77,7 +82,7 @@ public func deskaudio_capture_get_clock(
             case .serverClock(let flags): source = UInt32(flags.rawValue)
             case .arrival: source = 0
             }
-            clock.pointee = deskaudio_clock(
+            return deskaudio_clock(
                 sample_clock: mapping.sampleClock, time_ns: mapping.timeNs,
                 nanoseconds_per_sample: mapping.nanosecondsPerSample, rate_error_ppm: mapping.rateErrorPPM,
                 jitter_ns: mapping.jitterNs, relocks: UInt32(clamping: mapping.relocks), source: source)
@@ -87,8 +92,8 @@ public func deskaudio_capture_get_clock(
 
 /// deskaudio_capture_get_clock() of the default capture.
 @_cdecl("deskaudio_get_clock")
-public func deskaudio_get_clock(_ clock: UnsafeMutablePointer<deskaudio_clock>?) -> Int32 {
-    deskaudio_capture_get_clock(defaultHandle, clock)
+public func deskaudio_get_clock(_ clock: UnsafeMutablePointer<deskaudio_clock>?, _ clock_size: size_t) -> Int32 {
+    deskaudio_capture_get_clock(defaultHandle, clock, clock_size)
 }
 
 private func backendKind(_ backend: AudioBackend?) -> deskaudio_backend_kind {

@@ -112,3 +112,23 @@ func invalidArgument(_ message: String) -> Int32 {
     LastError.record(message)
     return deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue
 }
+
+/// Writes what `value` makes into a struct the host allocated at `destination`, `size` bytes
+/// long (the host's `sizeof`, from the header it was built with): the first min(`size`, our
+/// size) bytes, and zeros past our size. Such structs grow only by fields appended at the
+/// end, so a host built with an older or newer header gets every field both know and nothing
+/// written past its struct. Returns DESKAUDIO_OK, DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL
+/// or a size of 0, or the code `value` throws; writes nothing unless DESKAUDIO_OK.
+func copyOut<Value>(
+    to destination: UnsafeMutablePointer<Value>?, size: Int, what: String, _ value: () throws(DeskAudioError) -> Value
+) -> Int32 {
+    guard let destination else { return invalidArgument("\(what) is NULL") }
+    guard size > 0 else { return invalidArgument("\(what)_size is 0: pass sizeof the struct") }
+    return status { () throws(DeskAudioError) in
+        let made = try value()
+        let raw = UnsafeMutableRawPointer(destination)
+        let known = MemoryLayout<Value>.size
+        withUnsafeBytes(of: made) { raw.copyMemory(from: $0.baseAddress!, byteCount: min(size, known)) }
+        if size > known { (raw + known).initializeMemory(as: UInt8.self, repeating: 0, count: size - known) }
+    }
+}

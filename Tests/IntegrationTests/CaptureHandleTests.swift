@@ -35,7 +35,7 @@ extension RealServerTests {
             #expect(deskaudio_capture_enable(low, false, false) == 0)
 
             var lowStats = deskaudio_stats()
-            #expect(deskaudio_capture_get_stats(low, &lowStats) == 0)
+            #expect(deskaudio_capture_get_stats(low, &lowStats, MemoryLayout<deskaudio_stats>.size) == 0)
             #expect(lowStats.bitrate == 32_000)
             for (collector, name) in [(lowFrames, "low"), (highFrames, "high")] {
                 let sequences = try collector.parsed().map(\.header.sequence)
@@ -123,7 +123,7 @@ extension RealServerTests {
             #expect(deskaudio_capture_set_bitrate(nil, 64_000) == invalid)
             #expect(deskaudio_capture_set_frame_callback(nil, nil, nil) == invalid)
             var stats = deskaudio_stats()
-            #expect(deskaudio_capture_get_stats(nil, &stats) == invalid)
+            #expect(deskaudio_capture_get_stats(nil, &stats, MemoryLayout<deskaudio_stats>.size) == invalid)
             #expect(deskaudio_capture_push_pcm(nil, nil, 0, 1, 2, 48_000) == invalid)
             #expect(String(cString: deskaudio_capture_backend(nil)!) == "")
             deskaudio_capture_destroy(nil)

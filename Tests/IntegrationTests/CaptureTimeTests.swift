@@ -80,7 +80,7 @@ extension RealServerTests {
             #expect(stopper.status == 0)
             Thread.sleep(forTimeInterval: 1)
             var stats = deskaudio_stats()
-            #expect(deskaudio_capture_get_stats(handle, &stats) == 0)
+            #expect(deskaudio_capture_get_stats(handle, &stats, MemoryLayout<deskaudio_stats>.size) == 0)
             #expect(deskaudio_capture_enable(handle, false, false) == 0)
 
             let parsed = try frames.parsed()

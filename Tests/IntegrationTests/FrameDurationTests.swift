@@ -41,7 +41,7 @@ private func captureToneInFrames(
         }
     }
     var stats = deskaudio_stats()
-    _ = deskaudio_get_stats(&stats)
+    _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
     let frames = try collector.parsed()
     let samples = Int(microseconds) * 48 / 1000
     #expect(

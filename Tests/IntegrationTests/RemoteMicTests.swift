@@ -118,7 +118,7 @@ extension RealServerTests {
             #expect(echo <= -90, "the whole-sink capture heard the microphone at \(echo) dBFS")
 
             var stats = deskaudio_remote_mic_stats()
-            #expect(deskaudio_remote_mic_get_stats(microphone, &stats) == 0)
+            #expect(deskaudio_remote_mic_get_stats(microphone, &stats, MemoryLayout<deskaudio_remote_mic_stats>.size) == 0)
             // Fed in real time from a thread on this machine: no network jitter to cover.
             #expect(stats.delay_p50_ms > 0 && stats.delay_p99_ms >= stats.delay_p50_ms, "delay p50 \(stats.delay_p50_ms) ms, p99 \(stats.delay_p99_ms) ms")
             expectInRealTime(stats.delay_p99_ms <= 40, "delay p50 \(stats.delay_p50_ms) ms, p99 \(stats.delay_p99_ms) ms")
@@ -154,7 +154,7 @@ extension RealServerTests {
             #expect(deskaudio_remote_mic_feed(microphone, garbage, garbage.count) == deskaudio_status.DESKAUDIO_ERROR_FRAME_MAGIC.rawValue)
             #expect(deskaudio_remote_mic_feed(microphone, nil, 0) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
             var stats = deskaudio_remote_mic_stats()
-            #expect(deskaudio_remote_mic_get_stats(microphone, &stats) == 0 && stats.frames_fed == 0)
+            #expect(deskaudio_remote_mic_get_stats(microphone, &stats, MemoryLayout<deskaudio_remote_mic_stats>.size) == 0 && stats.frames_fed == 0)
         }
     }
 }

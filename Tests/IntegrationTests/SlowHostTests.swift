@@ -135,7 +135,7 @@ private final class ReentrantProbe: @unchecked Sendable {
     static let callback: deskaudio_frame_callback = { _, _, userData in
         let probe = Unmanaged<ReentrantProbe>.fromOpaque(userData!).takeUnretainedValue()
         var stats = deskaudio_stats()
-        let statsStatus = deskaudio_get_stats(&stats)
+        let statsStatus = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
         set_audio_callback(ReentrantProbe.callback, userData)
         probe.lock.lock()
         let tryEnable = !probe.enableTried

@@ -57,7 +57,7 @@ extension RealServerTests {
             let threadsAfter = threadUsage()  // (while the capture's threads still run)
             let busiest = busiestThreads(from: threadsBefore, to: threadsAfter)
             var clock = deskaudio_clock()
-            let clockStatus = deskaudio_get_clock(&clock)
+            let clockStatus = deskaudio_get_clock(&clock, MemoryLayout<deskaudio_clock>.size)
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
             let stalls = probe.stop()

@@ -11,7 +11,7 @@ extension RealServerTests {
         /// deskaudio_get_stats(), expected to succeed; other suites read stats through it too.
         static func stats() -> deskaudio_stats {
             var stats = deskaudio_stats()
-            #expect(deskaudio_get_stats(&stats) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            #expect(deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size) == deskaudio_status.DESKAUDIO_OK.rawValue)
             return stats
         }
 
@@ -64,7 +64,7 @@ extension RealServerTests {
         }
 
         @Test func nullIsRefused() {
-            #expect(deskaudio_get_stats(nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+            #expect(deskaudio_get_stats(nil, MemoryLayout<deskaudio_stats>.size) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
         }
     }
 }

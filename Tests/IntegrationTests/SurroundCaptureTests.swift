@@ -141,7 +141,7 @@ private func captureSurroundSink(
         try playSurroundTones(layout, seconds: 2, environment: environment).waitUntilExit()
         Thread.sleep(forTimeInterval: 0.3)
         var stats = deskaudio_stats()
-        _ = deskaudio_capture_get_stats(capture, &stats)
+        _ = deskaudio_capture_get_stats(capture, &stats, MemoryLayout<deskaudio_stats>.size)
         #expect(deskaudio_capture_enable(capture, false, false) == 0)
         #expect(
             stats.frames_dropped_overflow == 0 && stats.frames_silence_filled == 0,

@@ -33,7 +33,7 @@ extension RealServerTests {
                             set_audio_callback(nil, nil)
                         case 4:
                             var stats = deskaudio_stats()
-                            _ = deskaudio_get_stats(&stats)
+                            _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
                             _ = deskaudio_set_bitrate(Int32(16_000 + random.next() % 100_000))
                         default:
                             _ = deskaudio_backend()

@@ -23,6 +23,6 @@ public func fuzzDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         offset += length
     }
     var stats = deskaudio_decoder_stats()
-    precondition(deskaudio_decoder_get_stats(decoder, &stats) == 0)
+    precondition(deskaudio_decoder_get_stats(decoder, &stats, MemoryLayout<deskaudio_decoder_stats>.size) == 0)
     return 0
 }

@@ -6,7 +6,7 @@ import DeskAudioCTypes
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFrameParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var info = deskaudio_frame_info()
-    let status = deskaudio_parse_frame(data, size, &info)
+    let status = deskaudio_parse_frame(data, size, &info, MemoryLayout<deskaudio_frame_info>.size)
     if status == deskaudio_status.DESKAUDIO_OK.rawValue {
         // Version 1's header is 36 bytes; version 2's (surround) 38 plus one per channel.
         let header = info.version == 2 ? 38 + Int(info.channels) : 36

@@ -8,7 +8,7 @@ private let rates: [Int32] = [0, -1, 7_999, 8_000, 11_025, 16_000, 22_050, 44_10
 /// Every frame the pushed audio becomes must parse (runs on the library's delivery thread).
 private let checkFrame: deskaudio_frame_callback = { frame, length, _ in
     var info = deskaudio_frame_info()
-    precondition(deskaudio_parse_frame(frame, length, &info) == 0, "the library sent a frame it cannot parse")
+    precondition(deskaudio_parse_frame(frame, length, &info, MemoryLayout<deskaudio_frame_info>.size) == 0, "the library sent a frame it cannot parse")
 }
 
 nonisolated(unsafe) private var callbackSet = false

@@ -36,7 +36,7 @@ import Testing
             #expect(taken == 320)
         }
         var stats = deskaudio_encoder_stats()
-        #expect(deskaudio_encoder_get_stats(encoder, &stats) == 0)
+        #expect(deskaudio_encoder_get_stats(encoder, &stats, MemoryLayout<deskaudio_encoder_stats>.size) == 0)
         #expect(stats.frames_sent == UInt64(frames.all.count) && (198...200).contains(frames.all.count))
         #expect(stats.bytes_sent == UInt64(frames.all.map(\.count).reduce(0, +)))
 
@@ -46,7 +46,7 @@ import Testing
         var decoded: [Float] = []
         for frame in frames.all {
             var info = deskaudio_frame_info()
-            #expect(frame.withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info) } == 0)
+            #expect(frame.withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info, MemoryLayout<deskaudio_frame_info>.size) } == 0)
             #expect(info.flags == UInt8(deskaudio_frame_flag.DESKAUDIO_FRAME_MIC.rawValue))
             let samples = frame.withUnsafeBufferPointer {
                 deskaudio_decoder_decode(decoder, $0.baseAddress, $0.count, &pcm, Int(DESKAUDIO_DECODER_MAX_SAMPLES))
@@ -82,7 +82,7 @@ import Testing
             deskaudio_encoder_push_pcm(nil, nil, 0, s16, 1, 16_000, 0, Frames.callback, nil) == invalid)
         #expect(deskaudio_encoder_set_bitrate(encoder, 1) == invalid)
         #expect(deskaudio_encoder_set_complexity(encoder, 11) == invalid)
-        #expect(deskaudio_encoder_get_stats(encoder, nil) == invalid)
+        #expect(deskaudio_encoder_get_stats(encoder, nil, MemoryLayout<deskaudio_encoder_stats>.size) == invalid)
         #expect(push(s16, 1, 16_000, Frames.callback) == 4, "the encoder still works")
     }
 }

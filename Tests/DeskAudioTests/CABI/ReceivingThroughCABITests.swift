@@ -20,7 +20,7 @@ import Testing
     @Test func parseFillsEveryFieldAndPointsAtThePayload() throws {
         let frames = try Self.encodedTone(frames: 3)
         var info = deskaudio_frame_info()
-        let status = frames[2].withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info) }
+        let status = frames[2].withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info, MemoryLayout<deskaudio_frame_info>.size) }
         #expect(status == deskaudio_status.DESKAUDIO_OK.rawValue)
         #expect(info.sequence == 2 && info.sample_clock == 960 && info.frame_samples == 480)
         #expect(info.sample_rate == 48_000 && info.channels == 2 && info.codec == 1 && info.version == 1)
@@ -50,11 +50,11 @@ import Testing
         for (bytes, expected) in cases {
             var info = deskaudio_frame_info()
             info.sequence = 77
-            let status = bytes.withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info) }
+            let status = bytes.withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress, $0.count, &info, MemoryLayout<deskaudio_frame_info>.size) }
             #expect(status == expected.rawValue, "\(expected): \(String(cString: deskaudio_last_error()!))")
             #expect(info.sequence == 77, "info untouched on failure")
         }
-        #expect(deskaudio_parse_frame(nil, 40, nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        #expect(deskaudio_parse_frame(nil, 40, nil, MemoryLayout<deskaudio_frame_info>.size) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
         #expect(String(cString: deskaudio_strerror(deskaudio_status.DESKAUDIO_ERROR_FRAME_MAGIC.rawValue)!) == "not an AudioFrame")
     }
 
@@ -76,7 +76,7 @@ import Testing
         }
         #expect(decoded.count == 50 * 960, "the lost frame was concealed in place")
         var stats = deskaudio_decoder_stats()
-        #expect(deskaudio_decoder_get_stats(decoder, &stats) == deskaudio_status.DESKAUDIO_OK.rawValue)
+        #expect(deskaudio_decoder_get_stats(decoder, &stats, MemoryLayout<deskaudio_decoder_stats>.size) == deskaudio_status.DESKAUDIO_OK.rawValue)
         #expect(stats.frames_decoded == 49 && stats.frames_lost == 1 && stats.frames_concealed == 1)
         #expect(abs(SignalAnalysis.dominantFrequency(SignalAnalysis.left(decoded[4800...])) - 440) < 5)
 
@@ -90,8 +90,46 @@ import Testing
             pcm.withUnsafeMutableBufferPointer { deskaudio_decoder_decode(decoder, bytes.baseAddress, bytes.count, $0.baseAddress, 100) }
         }
         #expect(tooSmall == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
-        #expect(deskaudio_decoder_get_stats(decoder, nil) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        #expect(deskaudio_decoder_get_stats(decoder, nil, MemoryLayout<deskaudio_decoder_stats>.size) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
         deskaudio_decoder_destroy(nil)
+    }
+
+    /// A struct the library fills is written only as far as the size the host passes (its
+    /// header's sizeof), and zeroed past the library's own size: a host built with an older
+    /// header (fewer fields) or a newer one (more) of the same ABI reads its struct safely.
+    @Test func filledStructsAreWrittenOnlyAsFarAsTheSizeTheHostPasses() throws {
+        let frame = try Self.encodedTone(frames: 3)[2]
+        let known = MemoryLayout<deskaudio_frame_info>.size
+        let sequenceEnd = MemoryLayout<deskaudio_frame_info>.offset(of: \.sequence)! + 4
+        var bytes = [UInt8](repeating: 0xEE, count: known + 16)
+        func parse(size: Int) -> Int32 {
+            frame.withUnsafeBufferPointer { frame in
+                bytes.withUnsafeMutableBytes {
+                    deskaudio_parse_frame(frame.baseAddress, frame.count, $0.baseAddress!.assumingMemoryBound(to: deskaudio_frame_info.self), size)
+                }
+            }
+        }
+        #expect(parse(size: sequenceEnd) == deskaudio_status.DESKAUDIO_OK.rawValue)
+        #expect(bytes[sequenceEnd...].allSatisfy { $0 == 0xEE }, "nothing written past an older header's struct")
+        let info = bytes.withUnsafeBytes { $0.loadUnaligned(as: deskaudio_frame_info.self) }
+        #expect(info.sequence == 2 && info.sample_clock == 960, "the fields an older header has are filled")
+
+        #expect(parse(size: known + 8) == deskaudio_status.DESKAUDIO_OK.rawValue)
+        #expect(bytes[known..<(known + 8)].allSatisfy { $0 == 0 }, "fields a newer header has are zeroed")
+        #expect(bytes[(known + 8)...].allSatisfy { $0 == 0xEE })
+
+        bytes = [UInt8](repeating: 0xEE, count: known + 16)
+        #expect(parse(size: 0) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+        #expect(String(cString: deskaudio_last_error()!).contains("info_size is 0"))
+        #expect(bytes.allSatisfy { $0 == 0xEE }, "nothing written for a size of 0")
+
+        let decoder = try #require(deskaudio_decoder_create())
+        defer { deskaudio_decoder_destroy(decoder) }
+        var stats = deskaudio_decoder_stats()
+        stats.gaps = 99
+        let beforeGaps = MemoryLayout<deskaudio_decoder_stats>.offset(of: \.gaps)!
+        #expect(deskaudio_decoder_get_stats(decoder, &stats, beforeGaps) == deskaudio_status.DESKAUDIO_OK.rawValue)
+        #expect(stats.gaps == 99 && stats.frames_decoded == 0)
     }
 
     /// A 5.1 stream through the C decoder: made with DESKAUDIO_DECODER_AS_SENT it writes the

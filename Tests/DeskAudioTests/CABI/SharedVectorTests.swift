@@ -39,7 +39,7 @@ import Testing
             let name = vector["name"] as! String
             let bytes = Self.bytes(vector["hex"] as! String)
             var info = deskaudio_frame_info()
-            let status = bytes.withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress ?? UnsafePointer(bitPattern: 1), $0.count, &info) }
+            let status = bytes.withUnsafeBufferPointer { deskaudio_parse_frame($0.baseAddress ?? UnsafePointer(bitPattern: 1), $0.count, &info, MemoryLayout<deskaudio_frame_info>.size) }
             if let error = vector["error"] as? String {
                 #expect(status == Self.codes[error]!.rawValue, "\(name): \(status), expected \(error)")
                 continue
@@ -104,7 +104,7 @@ import Testing
                 #expect(decoded > 0, "\(name): frame \(index) decoded")
             }
             var stats = deskaudio_decoder_stats()
-            deskaudio_decoder_get_stats(decoder, &stats)
+            deskaudio_decoder_get_stats(decoder, &stats, MemoryLayout<deskaudio_decoder_stats>.size)
             #expect(Int(stats.frames_lost) == vector["lost"] as! Int, "\(name): lost")
             #expect(Int(stats.gaps) == vector["gaps"] as! Int, "\(name): gaps")
         }

@@ -28,7 +28,7 @@ func expectInRealTime(
 /// The default capture's deskaudio_stats.frames_skipped_by_server so far.
 func serverSkips() -> UInt64 {
     var stats = deskaudio_stats()
-    _ = deskaudio_get_stats(&stats)
+    _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
     return stats.frames_skipped_by_server
 }
 

@@ -231,7 +231,7 @@ impl Capture {
     /// Counts and levels so far.
     pub fn stats(&self) -> Result<Stats> {
         let mut stats: Stats = unsafe { std::mem::zeroed() };
-        check(unsafe { deskaudio_sys::deskaudio_capture_get_stats(self.raw, &mut stats) })?;
+        check(unsafe { deskaudio_sys::deskaudio_capture_get_stats(self.raw, &mut stats, std::mem::size_of::<Stats>() as deskaudio_sys::size_t) })?;
         Ok(stats)
     }
 
@@ -240,7 +240,7 @@ impl Capture {
     /// first chunk.
     pub fn clock(&self) -> Result<Clock> {
         let mut clock: Clock = unsafe { std::mem::zeroed() };
-        check(unsafe { deskaudio_sys::deskaudio_capture_get_clock(self.raw, &mut clock) })?;
+        check(unsafe { deskaudio_sys::deskaudio_capture_get_clock(self.raw, &mut clock, std::mem::size_of::<Clock>() as deskaudio_sys::size_t) })?;
         Ok(clock)
     }
 }

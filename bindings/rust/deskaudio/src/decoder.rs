@@ -89,7 +89,7 @@ impl Decoder {
     /// Counts so far.
     pub fn stats(&self) -> DecoderStats {
         let mut stats: DecoderStats = unsafe { std::mem::zeroed() };
-        unsafe { deskaudio_sys::deskaudio_decoder_get_stats(self.raw, &mut stats) };
+        unsafe { deskaudio_sys::deskaudio_decoder_get_stats(self.raw, &mut stats, std::mem::size_of::<DecoderStats>() as deskaudio_sys::size_t) };
         stats
     }
 }

@@ -42,7 +42,7 @@ impl<'a> Frame<'a> {
     /// Reads the header; an error names what is wrong with bytes that are not an AudioFrame.
     pub fn info(&self) -> Result<FrameInfo> {
         let mut info: deskaudio_sys::deskaudio_frame_info = unsafe { std::mem::zeroed() };
-        check(unsafe { deskaudio_sys::deskaudio_parse_frame(self.bytes.as_ptr(), self.bytes.len() as deskaudio_sys::size_t, &mut info) })?;
+        check(unsafe { deskaudio_sys::deskaudio_parse_frame(self.bytes.as_ptr(), self.bytes.len() as deskaudio_sys::size_t, &mut info, std::mem::size_of::<deskaudio_sys::deskaudio_frame_info>() as deskaudio_sys::size_t) })?;
         Ok(FrameInfo {
             sequence: info.sequence,
             sample_clock: info.sample_clock,

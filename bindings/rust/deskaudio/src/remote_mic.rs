@@ -62,7 +62,7 @@ impl RemoteMic {
     /// Counts and the delay from feed to playback.
     pub fn stats(&self) -> Result<RemoteMicStats> {
         let mut stats: RemoteMicStats = unsafe { std::mem::zeroed() };
-        check(unsafe { deskaudio_sys::deskaudio_remote_mic_get_stats(self.raw, &mut stats) })?;
+        check(unsafe { deskaudio_sys::deskaudio_remote_mic_get_stats(self.raw, &mut stats, std::mem::size_of::<RemoteMicStats>() as deskaudio_sys::size_t) })?;
         Ok(stats)
     }
 }
