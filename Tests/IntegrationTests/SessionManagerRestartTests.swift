@@ -41,6 +41,15 @@ extension RealServerTests {
                     .header.captureTimeNs
             }
 
+            /// Its frames around `time`: how many came after it, and the longest step between
+            /// consecutive frames' capture times (a link that survived shows no step).
+            func timeline(around time: UInt64) throws -> String {
+                let times = try frames.parsed().map(\.header.captureTimeNs)
+                let after = times.filter { $0 > time }.count
+                let longest = zip(times, times.dropFirst()).map { Double($1) - Double($0) }.max() ?? 0
+                return "\(times.count) frames, \(after) after the session manager exited, longest step \(longest / 1e6) ms"
+            }
+
             var stalledEvents: [String] {
                 notices.events.filter { $0.kind == deskaudio_event.DESKAUDIO_EVENT_STALLED.rawValue }.map(\.text)
             }
@@ -170,9 +179,10 @@ extension RealServerTests {
             for capture in captures { #expect(deskaudio_capture_enable(capture.handle, false, false) == 0) }
 
             for capture in captures {
+                let timeline = try capture.timeline(around: lostAt)
                 #expect(
                     capture.stalledEvents.first?.contains("no audio for 2000 ms") == true,
-                    "\(capture.name): \(capture.notices.events)")
+                    "\(capture.name): \(capture.notices.events); \(timeline); its log: \(capture.notices.messages.map(\.text))")
                 let sequences = try capture.frames.parsed().map(\.header.sequence)
                 #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "\(capture.name): in sequence")
             }
