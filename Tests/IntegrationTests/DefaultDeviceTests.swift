@@ -78,5 +78,76 @@ extension RealServerTests {
             }
             print("measured: default source switch: \(measured.joined(separator: ", "))")
         }
+
+        /// A microphone that follows the default, linked to a sink's monitor instead of a
+        /// source (WirePlumber 0.5.8 coming back under load did that: docs/capture.md), must
+        /// not carry what the machine plays: its audio is left out, the stall reopens the
+        /// stream, and it is linked to the default source again. Here the test moves the
+        /// links itself (pw-link) while 440 Hz is "spoken" and 1 kHz plays on the sink.
+        @Test func aMicrophoneLinkedToASinksMonitorCarriesNoneOfItAndIsLinkedToASourceAgain() throws {
+            #expect(deskaudio_set_backend("pipewire") == deskaudio_status.DESKAUDIO_OK.rawValue)
+            defer { _ = deskaudio_set_backend("auto") }
+            let notices = NoticeCollector()
+            deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
+            #expect(deskaudio_set_log_callback(NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_INFO.rawValue, notices.userData) == 0)
+            defer {
+                deskaudio_set_event_callback(nil, nil)
+                _ = deskaudio_set_log_callback(nil, 0, nil)
+            }
+            var movedAtNs: UInt64 = 0
+            var moved: [String] = []
+            let collector = try capture(mic: true, app: false) {
+                let speaking = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 7, device: "deskaudio_micfeed")
+                let playing = try ExternalTools.playTone(frequency: 1000, amplitude: 0.3, seconds: 7, device: "deskaudio_sink")
+                defer { [speaking, playing].forEach { $0.terminate(); $0.waitUntilExit() } }
+                Thread.sleep(forTimeInterval: 1)
+                movedAtNs = MonotonicClock.nowNs()
+                moved = try Self.linkTheCapture(to: "deskaudio_sink:monitor_")
+                Thread.sleep(forTimeInterval: 5)
+            }
+            #expect(moved.count == 2, "the capture's links moved to the sink's monitor: \(moved)")
+            let frames = try collector.parsed()
+            let decoded = try collector.decoded()
+            func level(_ index: Int, _ frequency: Double) -> Double {
+                SignalAnalysis.toneLevelDecibels(SignalAnalysis.left(decoded[(index * 960)..<(index * 960 + 960)]), frequency: frequency)
+            }
+            // The links exist before the registry tells this process of them: the monitor's
+            // audio of that moment (a graph cycle or two) gets in, nothing after it. How much:
+            // the 1 kHz's power over the whole capture against a tone that played throughout
+            // (0.3: -13.47 dBFS), in milliseconds.
+            let channel = SignalAnalysis.left(decoded[...])
+            let whole = SignalAnalysis.toneLevelDecibels(channel, frequency: 1000)
+            let leakedMs = Double(channel.count) / 48 * pow(10, (whole - quietSineLevel) / 10)
+            #expect(leakedMs <= 45, "the sink's 1 kHz in the microphone's frames: \(leakedMs) ms' worth (\(whole) dBFS over the capture)")
+            let back = frames.indices.first { frames[$0].header.captureTimeNs > movedAtNs && frames[$0].header.flags.contains(.afterGap) }
+            let spokenAfter = back.map { start in frames.indices.filter { $0 >= start + 5 }.map { level($0, 440) } } ?? []
+            #expect(!spokenAfter.isEmpty && spokenAfter.prefix(100).allSatisfy { $0 > -20 }, "the 440 Hz spoken again after the reopen: \(spokenAfter.prefix(100))")
+            let stalled = notices.events.filter { deskaudio_event(rawValue: $0.kind) == .DESKAUDIO_EVENT_STALLED }
+            #expect(stalled.count == 1, "events: \(notices.events)")
+            let warned = notices.messages.map(\.text).filter { $0.contains("deskaudio_sink's monitor") }
+            #expect(!warned.isEmpty, "log: \(notices.messages.map(\.text))")
+            let backSeconds = back.map { (Double(frames[$0].header.captureTimeNs) - Double(movedAtNs)) / 1e9 }
+            print("measured: a microphone linked to a sink's monitor: the sink's 1 kHz in its frames \(leakedMs) ms' worth, the 440 Hz back \(backSeconds ?? -1) s after the move; \(warned)")
+        }
+
+        /// Replaces the links into this process's capture stream (node "deskaudio") with links
+        /// from the ports named `prefix`FL/FR; returns the links made.
+        static func linkTheCapture(to prefix: String) throws -> [String] {
+            let listing = try ExternalTools.run(["pw-link", "--links"]).output.split(separator: "\n").map(String.init)
+            var output = ""
+            var made: [String] = []
+            for line in listing {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if !line.hasPrefix(" ") { output = trimmed; continue }
+                guard trimmed.hasPrefix("|-> deskaudio:input_") else { continue }
+                let input = String(trimmed.dropFirst("|-> ".count))
+                let channel = String(input.dropFirst("deskaudio:input_".count))
+                #expect(try ExternalTools.run(["pw-link", "-d", output, input]).status == 0, "unlink \(output) \(input)")
+                let link = try ExternalTools.run(["pw-link", prefix + channel, input])
+                #expect(link.status == 0, "pw-link \(prefix + channel) \(input): \(link.error)")
+                made.append("\(prefix + channel) -> \(input)")
+            }
+            return made
+        }
     }
 }

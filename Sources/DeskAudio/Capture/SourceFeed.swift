@@ -27,6 +27,7 @@ final class SourceFeed: @unchecked Sendable {
     private let writes = Atomic<UInt64>(0)
     private let skipped = Atomic<UInt64>(0)
     private let skippedFrames = Atomic<UInt64>(0)
+    private let refusing = Atomic<Bool>(false)
 
     /// A feed for the source `name`.
     init(name: String, notices: NoticeBoard) {
@@ -39,6 +40,17 @@ final class SourceFeed: @unchecked Sendable {
         notices.post(.deviceChanged, "\(name): \(device)")
         notices.log(.info, "\(name) follows the default to \(device)")
     }
+
+    /// Server thread: the stream is fed by something this source must not carry (`why`, for
+    /// the log): its audio is dropped, and not counted as written, until `acceptAudio` or a
+    /// restart; the capture's stall watch sees a stream no longer fed and reopens it.
+    func refuseAudio(_ why: String) {
+        guard !refusing.exchange(true, ordering: .relaxed) else { return }
+        notices.log(.warning, "\(name): \(why)")
+    }
+
+    /// Server thread: the stream's audio is this source's again.
+    func acceptAudio() { refusing.store(false, ordering: .relaxed) }
 
     /// Server thread: a playback stream appeared or went while this source records a
     /// selection of applications; `recorded` says whether the selection takes it.
@@ -60,6 +72,7 @@ final class SourceFeed: @unchecked Sendable {
     /// one, is when the first of them sounded (CLOCK_MONOTONIC, by the server's clock: played
     /// into the sink for app audio, captured by the device for a microphone).
     func write(_ samples: UnsafeBufferPointer<Float>, firstSampleTimeNs: UInt64? = nil) {
+        guard !refusing.load(ordering: .relaxed) else { return }
         if let firstSampleTimeNs {
             clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs)
         }
@@ -74,6 +87,7 @@ final class SourceFeed: @unchecked Sendable {
     /// counts it. (A longer skip, a process stopped for a while, is left to the capture
     /// clock, which starts its line again.)
     func writeSkipped(samples: Int) {
+        guard !refusing.load(ordering: .relaxed) else { return }
         ring.writeSilence(floats: min(samples, SourceFeed.longestSkipFilled) * ring.channels)
         skipped.add(UInt64(samples), ordering: .relaxed)
         let frame = AudioFormat.frameSamples
@@ -114,5 +128,6 @@ final class SourceFeed: @unchecked Sendable {
         appLevels.removeAll()
         clock.reset()
         serverLatency.store(-1, ordering: .relaxed)
+        refusing.store(false, ordering: .relaxed)
     }
 }

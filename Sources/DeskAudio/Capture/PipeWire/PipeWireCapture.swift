@@ -241,13 +241,32 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     }
 
     /// A stream that follows the default is relinked by the session manager without an event
-    /// to the stream; the link watch turns that into a device-change notice. Lock held.
+    /// to the stream; the link watch turns that into a device-change notice. A microphone the
+    /// session manager links to a sink's monitor (WirePlumber 0.5 coming back under load did,
+    /// before the default source was there again) would carry what the machine plays: its
+    /// audio is refused, so the stall watch reopens the stream to be linked anew (by the
+    /// library itself if that happens twice). Lock held.
     private func watchRelinksLocked(_ target: CaptureTarget, on connection: PipeWireConnection) throws(DeskAudioError) {
         let suffix = target.recordsASink ? ".monitor" : ""
+        let readsASource = !target.recordsASink
         let watch = PipeWireLinkWatch(
             connection: connection,
             streamNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
-            onRelink: { [unowned self] node in feed.reportDeviceChange(to: node + suffix) })
+            onLinked: { [unowned self] feeder in
+                if readsASource && feeder.isSink {
+                    feed.notices.log(.warning, "\(feed.name): linked to \(feeder.name)'s monitor, which is not a microphone")
+                } else if !feeder.isFirst {
+                    feed.reportDeviceChange(to: feeder.name + suffix)
+                }
+            },
+            onSinkFeeding: { [unowned self] sinkFeeds in
+                guard readsASource else { return }
+                if sinkFeeds {
+                    feed.refuseAudio("its audio is left out while a sink's monitor feeds it; the stream is reopened to be linked to a source")
+                } else {
+                    feed.acceptAudio()
+                }
+            })
         linkWatch = watch
         try watch.startWatching()
     }

@@ -3,37 +3,71 @@ import CPipeWire
 /// Follows which node feeds a capture stream, from the registry's Link globals. When the
 /// session manager relinks a stream that follows the default (the default changed, or the
 /// device it had went away) PipeWire tells the stream nothing; the new links into its node
-/// are the only sign. Reports the new node's name. Loop thread, or loop lock held.
+/// are the only sign. Reports each node that comes to feed it. Loop thread, or loop lock held.
 final class PipeWireLinkWatch: PipeWireRegistryWatcher {
-    let connection: PipeWireConnection
-    private let streamNode: () -> UInt32
-    private let onRelink: (String) -> Void
-    var registry: PipeWireRegistry?
-    private var nodeNames: [UInt32: String] = [:]
-    private var feedingNode: UInt32?
-
-    /// Watches the links into the node `streamNode` returns (read when a link appears);
-    /// `onRelink` gets the name of each node that feeds it after the first.
-    init(connection: PipeWireConnection, streamNode: @escaping () -> UInt32, onRelink: @escaping (String) -> Void) {
-        self.connection = connection
-        self.streamNode = streamNode
-        self.onRelink = onRelink
+    /// A node that feeds the stream now.
+    struct Feeder {
+        /// Its node.name ("node ID" when the registry did not name it).
+        let name: String
+        /// True for a sink (the stream reads its monitor), false for a source or a stream.
+        let isSink: Bool
+        /// True for the first node seen feeding the stream, false for a relink.
+        let isFirst: Bool
     }
 
-    func removed(_ id: UInt32) { nodeNames[id] = nil }
+    let connection: PipeWireConnection
+    private let streamNode: () -> UInt32
+    private let onLinked: (Feeder) -> Void
+    private let onSinkFeeding: (Bool) -> Void
+    var registry: PipeWireRegistry?
+    private var nodes: [UInt32: (name: String?, isSink: Bool)] = [:]
+    /// The stream's links now: link id → the node it comes from.
+    private var links: [UInt32: UInt32] = [:]
+    private var feedingNode: UInt32?
+    private var sinkFeeds = false
+
+    /// Watches the links into the node `streamNode` returns (read when a link appears):
+    /// `onLinked` gets each node that comes to feed it, `onSinkFeeding` whether a sink (its
+    /// monitor) feeds it, through any of its links, whenever that changes.
+    init(
+        connection: PipeWireConnection, streamNode: @escaping () -> UInt32, onLinked: @escaping (Feeder) -> Void,
+        onSinkFeeding: @escaping (Bool) -> Void
+    ) {
+        self.connection = connection
+        self.streamNode = streamNode
+        self.onLinked = onLinked
+        self.onSinkFeeding = onSinkFeeding
+    }
+
+    func removed(_ id: UInt32) {
+        nodes[id] = nil
+        if links.removeValue(forKey: id) != nil { judgeSinkFeeding() }
+    }
 
     func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Node":
-            nodeNames[id] = properties[PW_KEY_NODE_NAME]
+            nodes[id] = (properties[PW_KEY_NODE_NAME], properties[PW_KEY_MEDIA_CLASS]?.hasSuffix("/Sink") == true)
         case "PipeWire:Interface:Link":
             guard let input = properties[PW_KEY_LINK_INPUT_NODE].flatMap(UInt32.init), input == streamNode(),
-                let output = properties[PW_KEY_LINK_OUTPUT_NODE].flatMap(UInt32.init), output != feedingNode
+                let output = properties[PW_KEY_LINK_OUTPUT_NODE].flatMap(UInt32.init)
             else { return }
-            if feedingNode != nil { onRelink(nodeNames[output] ?? "node \(output)") }
-            feedingNode = output
+            links[id] = output
+            if output != feedingNode {
+                let node = nodes[output]
+                onLinked(Feeder(name: node?.name ?? "node \(output)", isSink: node?.isSink ?? false, isFirst: feedingNode == nil))
+                feedingNode = output
+            }
+            judgeSinkFeeding()
         default:
             break
         }
+    }
+
+    private func judgeSinkFeeding() {
+        let now = links.values.contains { nodes[$0]?.isSink == true }
+        guard now != sinkFeeds else { return }
+        sinkFeeds = now
+        onSinkFeeding(now)
     }
 }
