@@ -48,6 +48,8 @@ final class PipeWireHostMute: PipeWireRegistryListener {
     /// to it: PipeWire's `recv_generation`), and says so only in an error event; the capture
     /// learns of a stream on its own connection, which may be ahead of this one.
     private var waitingForGlobal: Set<UInt32> = []
+    /// Streams given back whose saved target the metadata has not yet reported removed.
+    private var givingBack: Set<UInt32> = []
 
     /// Where a mute given up is told (a stream moved elsewhere while muted).
     private let notices: NoticeBoard?
@@ -113,17 +115,27 @@ final class PipeWireHostMute: PipeWireRegistryListener {
         giveBack(stream)
     }
 
-    /// Every muted stream gets its target back (waiting up to 1 s for the daemon to take the
-    /// changes), the sink goes, the connection closes; safe to call twice.
+    /// Every muted stream gets its target back (waiting up to 1 s for the metadata to report
+    /// the changes), the sink goes, the connection closes; safe to call twice.
     func finish() {
         guard let connection else { return }
         connection.lock()
         waitingForGlobal = []
-        if !muted.isEmpty {
-            for stream in Array(muted.keys) { giveBack(stream) }
-            var deadline = connection.deadline(afterMilliseconds: 1000)
-            try? connection.roundTrip(deadline: &deadline, what: "giving the muted streams their targets back")
+        for stream in Array(muted.keys) { giveBack(stream) }
+        // The "default" metadata is the session manager's (WirePlumber exports it): the
+        // daemon's answer to a sync does not say the session manager took the changes (a
+        // listing right after the stop still showed the mute's keys: clean-clone run 38,
+        // WirePlumber 0.5.8), the metadata's own events do.
+        var deadline = connection.deadline(afterMilliseconds: 1000)
+        while !givingBack.isEmpty {
+            do {
+                try connection.roundTrip(deadline: &deadline, what: "giving the muted streams their targets back")
+            } catch {
+                notices?.log(.warning, "host mute: \(error); streams \(givingBack.sorted()) may keep the mute's target")
+                break
+            }
         }
+        givingBack = []
         metadata?.close()
         metadata = nil
         if let sink { pw_proxy_destroy(sink) }
@@ -137,9 +149,10 @@ final class PipeWireHostMute: PipeWireRegistryListener {
 
     // Lock held.
     private func giveBack(_ stream: UInt32) {
-        guard let before = muted.removeValue(forKey: stream) else { return }
-        metadata?.set(stream, PipeWireHostMute.targetKey, to: before)
-        metadata?.set(stream, PipeWireHostMute.savedTargetKey, to: nil)
+        guard let before = muted.removeValue(forKey: stream), let metadata else { return }
+        metadata.set(stream, PipeWireHostMute.targetKey, to: before)
+        metadata.set(stream, PipeWireHostMute.savedTargetKey, to: nil)
+        givingBack.insert(stream)
     }
 
     func global(id: UInt32, type: String, properties: PipeWireProperties) {
@@ -162,6 +175,7 @@ final class PipeWireHostMute: PipeWireRegistryListener {
         waitingForGlobal.remove(id)
         muted[id] = nil
         properties[id] = nil
+        givingBack.remove(id)
     }
 
     private func propertyChanged(_ subject: UInt32, _ key: String?, _ value: String?) {
@@ -171,7 +185,13 @@ final class PipeWireHostMute: PipeWireRegistryListener {
             // the mute's sink). A muted stream gets both written again, so the mute holds and a
             // later process can still give back the target it had.
             let cleared = subject == PipeWireMetadata.everySubject ? Array(muted.keys) : [subject]
-            if subject == PipeWireMetadata.everySubject { properties = [:] } else { properties[subject] = nil }
+            if subject == PipeWireMetadata.everySubject {
+                properties = [:]
+                givingBack = []
+            } else {
+                properties[subject] = nil
+                givingBack.remove(subject)
+            }
             for stream in cleared {
                 guard let before = muted.removeValue(forKey: stream) else { continue }
                 properties[stream] = before.map { [PipeWireHostMute.targetKey: $0] }
@@ -182,6 +202,7 @@ final class PipeWireHostMute: PipeWireRegistryListener {
         }
         guard key == PipeWireHostMute.targetKey || key == PipeWireHostMute.savedTargetKey else { return }
         properties[subject, default: [:]][key] = value
+        if key == PipeWireHostMute.savedTargetKey, value == nil { givingBack.remove(subject) }
         // Moved elsewhere while muted: the user's choice stands, nothing to give back.
         if key == PipeWireHostMute.targetKey, muted[subject] != nil, value != sinkName {
             muted[subject] = nil
