@@ -253,16 +253,16 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             connection: connection,
             streamNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
             onLinked: { [unowned self] feeder in
-                if readsASource && feeder.isSink {
-                    feed.notices.log(.warning, "\(feed.name): linked to \(feeder.name)'s monitor, which is not a microphone")
-                } else if !feeder.isFirst {
-                    feed.reportDeviceChange(to: feeder.name + suffix)
-                }
+                // A source's stream fed by a sink is told of once, by onSinkFeeding.
+                guard !feeder.isFirst, !(readsASource && feeder.isSink) else { return }
+                feed.reportDeviceChange(to: feeder.name + suffix)
             },
-            onSinkFeeding: { [unowned self] sinkFeeds in
+            onSinkFeeding: { [unowned self] sink in
                 guard readsASource else { return }
-                if sinkFeeds {
-                    feed.refuseAudio("its audio is left out while a sink's monitor feeds it; the stream is reopened to be linked to a source")
+                if let sink {
+                    feed.refuseAudio(
+                        "linked to \(sink)'s monitor, which is not a microphone: its audio is left out, and the stream "
+                            + "is reopened to be linked to a source")
                 } else {
                     feed.acceptAudio()
                 }

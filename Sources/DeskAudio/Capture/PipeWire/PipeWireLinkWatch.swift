@@ -18,20 +18,21 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
     let connection: PipeWireConnection
     private let streamNode: () -> UInt32
     private let onLinked: (Feeder) -> Void
-    private let onSinkFeeding: (Bool) -> Void
+    private let onSinkFeeding: (String?) -> Void
     var registry: PipeWireRegistry?
     private var nodes: [UInt32: (name: String?, isSink: Bool)] = [:]
     /// The stream's links now: link id → the node it comes from.
     private var links: [UInt32: UInt32] = [:]
     private var feedingNode: UInt32?
-    private var sinkFeeds = false
+    /// The sink (its monitor) feeding the stream, as last told: nil for none.
+    private var feedingSink: UInt32?
 
     /// Watches the links into the node `streamNode` returns (read when a link appears):
-    /// `onLinked` gets each node that comes to feed it, `onSinkFeeding` whether a sink (its
-    /// monitor) feeds it, through any of its links, whenever that changes.
+    /// `onLinked` gets each node that comes to feed it, `onSinkFeeding` the name of a sink
+    /// whose monitor feeds it through any of its links (nil: none), whenever that changes.
     init(
         connection: PipeWireConnection, streamNode: @escaping () -> UInt32, onLinked: @escaping (Feeder) -> Void,
-        onSinkFeeding: @escaping (Bool) -> Void
+        onSinkFeeding: @escaping (String?) -> Void
     ) {
         self.connection = connection
         self.streamNode = streamNode
@@ -65,9 +66,10 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
     }
 
     private func judgeSinkFeeding() {
-        let now = links.values.contains { nodes[$0]?.isSink == true }
-        guard now != sinkFeeds else { return }
-        sinkFeeds = now
-        onSinkFeeding(now)
+        let sink = links.values.first { nodes[$0]?.isSink == true }
+        let changed = (sink == nil) != (feedingSink == nil)
+        feedingSink = sink
+        guard changed else { return }
+        onSinkFeeding(sink.map { nodes[$0]?.name ?? "node \($0)" })
     }
 }
