@@ -81,14 +81,21 @@ extension RealServerTests {
             let level = SignalAnalysis.medianBlockLevel(steady, frequency: 1000)
             #expect(abs(level - halfScaleSineLevel) <= 1, "the tone at \(level) dBFS")
             // No gap: no run of 10 ms blocks 6 dB under the tone longer than one concealed run:
-            // the most frames the relay dropped in a row, plus one inserted while a frame was late.
+            // the most frames the relay dropped in a row, and the frames the receiver inserted
+            // while the next one was late (concealed too; its own count, over the whole run),
+            // and one block that a run of frames straddles (the blocks are cut from the
+            // recording, not at frame boundaries). Clean-clone run 39, plain PulseAudio: 5
+            // quiet blocks with 2 dropped in a row and 2 inserted.
             var longestRun = 0
             var run = 0
             for block in Self.blockLevels(steady) {
                 run = block < halfScaleSineLevel - 6 ? run + 1 : 0
                 longestRun = max(longestRun, run)
             }
-            #expect(longestRun <= longestDropRun + 1, "\(longestRun) quiet 10 ms blocks in a row, \(longestDropRun) dropped")
+            let inserted = try #require(Self.number(after: "inserted", in: summary), "\(summary)")
+            #expect(
+                longestRun <= longestDropRun + inserted + 1,
+                "\(longestRun) quiet 10 ms blocks in a row, \(longestDropRun) dropped in a row, \(inserted) inserted")
             let p50 = try #require(Self.number(after: "p50", in: summary), "\(summary)")
             let p99 = try #require(Self.number(after: "p99", in: summary), "\(summary)")
             // The buffer holds 30 ms over the frames' spread on the way (50 with jitter added,
