@@ -69,7 +69,9 @@ extension RealServerTests {
                 module = try loadModule(load, environment)
                 Thread.sleep(forTimeInterval: 1.5)  // the library retries with back-off
                 let countBeforeTone = collector.count
-                let (_, tap) = try MonitorTap.recording("deskaudio_other.monitor", environment: environment) {
+                // The tap records the microphone the capture records (the remap of the sink's
+                // monitor), not the monitor: what the remap did to the tone is upstream too.
+                let (_, tap) = try MonitorTap.recording(source: "deskaudio_flaky_mic", environment: environment) {
                     try ExternalTools.playTone(
                         frequency: 1000, amplitude: 0.5, seconds: 1.5, device: "deskaudio_other", environment: environment
                     ).waitUntilExit()

@@ -18,8 +18,9 @@ final class MonitorTap {
     private let nativePipeWire: Bool
 
     /// Starts recording the monitor of `sink` (the default sink unless named; "NAME.monitor"
-    /// is read as NAME) on the server `environment` reaches; returns once the recorder runs.
-    init(sink: String? = nil, environment: [String: String] = [:]) throws {
+    /// is read as NAME), or the source `source` where one is named, on the server
+    /// `environment` reaches; returns once the recorder runs.
+    init(sink: String? = nil, source: String? = nil, environment: [String: String] = [:]) throws {
         let pactl = { (arguments: [String]) in try ExternalTools.run(["pactl"] + arguments, environment: environment).output }
         let sinkName = try sink.map { $0.hasSuffix(".monitor") ? String($0.dropLast(".monitor".count)) : $0 }
             ?? pactl(["get-default-sink"]).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -29,12 +30,13 @@ final class MonitorTap {
         let command =
             nativePipeWire
             ? [
-                "pw-record", "--target", sinkName, "-P", "{ stream.capture.sink=true node.name=\(name) }",
+                "pw-record", "--target", source ?? sinkName, "-P",
+                "{ \(source == nil ? "stream.capture.sink=true " : "")node.name=\(name) }",
                 "--latency", "20ms", "--format", "s16", "--rate", "48000", "--channels", "2", file.path,
             ]
             : [
-                "pacat", "--record", "--raw", "--device=\(sinkName).monitor", "--format=float32le", "--rate=48000",
-                "--channels=2", "--latency-msec=20", file.path,
+                "pacat", "--record", "--raw", "--device=\(source ?? sinkName + ".monitor")", "--format=float32le",
+                "--rate=48000", "--channels=2", "--latency-msec=20", file.path,
             ]
         (recorder, _, _) = try ExternalTools.start(command, environment: environment)
         Thread.sleep(forTimeInterval: 0.3)
@@ -55,11 +57,13 @@ final class MonitorTap {
     }
 
     /// Runs `body` with a tap on `monitor` (a sink's monitor, "NAME.monitor"; the default
-    /// sink's if nil); returns its result and what the tap heard.
+    /// sink's if nil), or on the source `source` where one is named; returns its result and
+    /// what the tap heard.
     static func recording<Result>(
-        _ monitor: String? = nil, environment: [String: String] = [:], _ body: () throws -> Result
+        _ monitor: String? = nil, source: String? = nil, environment: [String: String] = [:],
+        _ body: () throws -> Result
     ) throws -> (Result, ToneCheck) {
-        let tap = try MonitorTap(sink: monitor, environment: environment)
+        let tap = try MonitorTap(sink: monitor, source: source, environment: environment)
         let result = try body()
         return (result, ToneCheck(try tap.finish()))
     }
