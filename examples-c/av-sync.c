@@ -37,6 +37,11 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     unsigned long long since = info.capture_time_ns - video_start_ns;
     unsigned long long video_frame = since / video_period_ns;
     double into_ms = (double)(since % video_period_ns) / 1e6;
+    /* A time step: this frame's capture time does not follow from the last one's and its
+     * samples (the server's clock stepped); a host re-anchors its audio timeline here. */
+    if (info.flags & DESKAUDIO_FRAME_TIME_STEP)
+        printf("audio frame %u (sample %llu) steps the timeline: sounded %.3f ms into video frame %llu\n",
+               info.sequence, (unsigned long long)info.sample_clock, into_ms, video_frame);
     if (info.sequence % 100 == 0)
         printf("audio frame %u (sample %llu) sounded %.3f ms into video frame %llu\n", info.sequence,
                (unsigned long long)info.sample_clock, into_ms, video_frame);
