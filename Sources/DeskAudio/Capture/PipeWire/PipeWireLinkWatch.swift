@@ -24,8 +24,8 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
     /// The stream's links now: link id → the node it comes from.
     private var links: [UInt32: UInt32] = [:]
     private var feedingNode: UInt32?
-    /// The sink (its monitor) feeding the stream, as last told: nil for none.
-    private var feedingSink: UInt32?
+    /// Whether a sink (its monitor) feeds the stream, as last told.
+    private var sinkFeeds = false
 
     /// Watches the links into the node `streamNode` returns (read when a link appears):
     /// `onLinked` gets each node that comes to feed it, `onSinkFeeding` the name of a sink
@@ -67,9 +67,8 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
 
     private func judgeSinkFeeding() {
         let sink = links.values.first { nodes[$0]?.isSink == true }
-        let changed = (sink == nil) != (feedingSink == nil)
-        feedingSink = sink
-        guard changed else { return }
+        guard (sink != nil) != sinkFeeds else { return }
+        sinkFeeds = sink != nil
         onSinkFeeding(sink.map { nodes[$0]?.name ?? "node \($0)" })
     }
 }
