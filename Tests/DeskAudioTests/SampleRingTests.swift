@@ -1,4 +1,5 @@
 import DeskAudio
+import TestSupport
 import Testing
 
 @Suite struct SampleRingTests {
@@ -70,5 +71,28 @@ import Testing
         #expect(ring.writeSilence(floats: 63) == 62, "whole pairs only")
         #expect(ring.writeSilence(floats: 10) == 2)
         #expect(ring.droppedFloats == 1 + 8)
+    }
+
+    @Test func aRingLimitedBySetChannelsWrapsWithinItsSpan() {
+        // 128 MB of storage of which 1024 floats are in use: 64 MB pushed through must wrap
+        // in the first 4 KB, leaving the rest of the storage's pages untouched (a capture
+        // ring sized for 7.1 but carrying stereo once touched all of its 1 MB: 0.75 MB of the
+        // C example's resident memory).
+        let ring = SampleRing(minimumFloats: 32 << 20)
+        ring.setChannels(2, minimumFloats: 1000)
+        let chunk = [Float](repeating: 0.5, count: 960)
+        var scratch = [Float](repeating: 0, count: 960)
+        let before = residentKilobytes()
+        var readBack = 0
+        for _ in 0..<((16 << 20) / chunk.count) {
+            #expect(chunk.withUnsafeBufferPointer { ring.write($0) } == chunk.count)
+            readBack += scratch.withUnsafeMutableBufferPointer { ring.read(into: $0) }
+        }
+        let grewKB = residentKilobytes() - before
+        #expect(readBack == (16 << 20) / chunk.count * chunk.count && ring.droppedFloats == 0)
+        #expect(scratch.allSatisfy { $0 == 0.5 })
+        // (Other tests run beside this one and allocate too: the bound is far from both the
+        // 4 KB in use and the 64 MB a full-span wrap would touch.)
+        #expect(grewKB < 16 * 1024, "resident memory grew \(grewKB) kB")
     }
 }

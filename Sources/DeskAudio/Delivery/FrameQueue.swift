@@ -5,9 +5,9 @@ import Synchronization
 /// thread that calls the host. When the host falls 0.5 s behind (`capacity` frames of 10 ms,
 /// as many frames as make 0.5 s at other lengths), the oldest frame is dropped and counted,
 /// and the next frame taken out carries the after-loss flag.
-/// Storage is allocated once; `push` and `pop` allocate nothing. The lock is held only
-/// to copy a frame in or out, never during a host call, and the capture thread never
-/// takes it.
+/// Storage is allocated once (its pages taken as frames are first written there); `push`
+/// and `pop` allocate nothing. The lock is held only to copy a frame in or out, never during
+/// a host call, and the capture thread never takes it.
 final class FrameQueue: @unchecked Sendable {
     /// Audio the queue holds, samples per channel: 0.5 s.
     static let heldSamples = AudioFormat.sampleRate / 2
@@ -80,8 +80,10 @@ final class FrameQueue: @unchecked Sendable {
             buffer[AudioFrameHeader.Offset.flags] |= AudioFrameHeader.Flags.afterLoss.rawValue
             dropsSinceLastPop = false
         }
-        head = (head + 1) % FrameQueue.slotCount
         count -= 1
+        // Emptied: the next frame goes to the first slot again, so a host that keeps up
+        // touches a few slots' pages, not all 0.26 MB of them.
+        head = count == 0 ? 0 : (head + 1) % FrameQueue.slotCount
         return length
     }
 

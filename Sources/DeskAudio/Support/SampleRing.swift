@@ -7,19 +7,20 @@ import Synchronization
 /// other. When the ring is full, the newest audio that does not fit is dropped and
 /// counted. Storage is allocated once, at creation, with calloc: its pages take no memory
 /// until audio is written to them, so a ring that is never used (the host PCM queue, the
-/// microphone's when only app audio is captured) costs nothing.
+/// microphone's when only app audio is captured) costs nothing, and one that `setChannels`
+/// limits to less than its capacity wraps within that span: the pages past it stay untouched.
 public final class SampleRing: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Float>
     private let capacity: Int
-    private let mask: Int
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
-    // Interleaved channels, and the floats it holds at most (the capacity, or less as
-    // setChannels asks). Atomics: a stream being replaced may still write while the new
-    // one's settings are made (relaxed loads, one each per write).
+    // Interleaved channels, and the span of storage in use: the floats it holds at most and
+    // where it wraps (a power of two: the capacity, or less as setChannels asks). Atomics: a
+    // stream being replaced may still write while the new one's settings are made (relaxed
+    // loads, one each per write or read).
     private let channelCount = Atomic<Int>(AudioFormat.channels)
-    private let limitFloats: Atomic<Int>
+    private let spanFloats: Atomic<Int>
 
     /// Interleaved channels: writes take whole samples of this many floats (`setChannels`).
     public var channels: Int { channelCount.load(ordering: .relaxed) }
@@ -30,8 +31,7 @@ public final class SampleRing: @unchecked Sendable {
         var size = 2
         while size < minimumFloats { size <<= 1 }
         capacity = size
-        limitFloats = Atomic(size)
-        mask = size - 1
+        spanFloats = Atomic(size)
         guard let zeroed = calloc(size, MemoryLayout<Float>.stride) else {
             fatalError("SampleRing: out of memory for \(size) floats")
         }
@@ -46,7 +46,7 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     /// Floats that fit now (writer's view: it can only grow until the writer writes).
-    public var freeFloats: Int { limitFloats.load(ordering: .relaxed) - availableFloats }
+    public var freeFloats: Int { spanFloats.load(ordering: .relaxed) - availableFloats }
 
     /// Floats written since creation (producer side: the position of the next write).
     public var writtenFloats: Int { writeIndex.load(ordering: .relaxed) }
@@ -59,13 +59,13 @@ public final class SampleRing: @unchecked Sendable {
 
     /// Before a new stream writes: takes samples of `channels` interleaved floats from now
     /// on, holds at most `minimumFloats` (rounded up to a power of two; nil or more than
-    /// the capacity: the capacity), and forgets what it holds.
+    /// the capacity: the capacity) and wraps within that span, and forgets what it holds.
     public func setChannels(_ channels: Int, minimumFloats: Int? = nil) {
         precondition(channels > 0)
         var size = 2
         while size < (minimumFloats ?? capacity) && size < capacity { size <<= 1 }
         channelCount.store(channels, ordering: .relaxed)
-        limitFloats.store(size, ordering: .relaxed)
+        spanFloats.store(size, ordering: .relaxed)
         discardAll()
     }
 
@@ -74,35 +74,40 @@ public final class SampleRing: @unchecked Sendable {
     @discardableResult
     public func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
         guard let source = samples.baseAddress else { return 0 }
-        return append(samples.count) { start, count in copy(count, from: source, ringOffset: start) }
+        return append(samples.count) { start, span, count in
+            let first = min(count, span - start)
+            (storage + start).update(from: source, count: first)
+            if first < count { storage.update(from: source + first, count: count - first) }
+        }
     }
 
     /// Producer side: writes `floats` zeros, as much as fits in whole samples (a stretch the
     /// server moved past without this stream), and returns how many floats were written.
     @discardableResult
     public func writeSilence(floats: Int) -> Int {
-        append(floats) { start, count in
-            let first = min(count, capacity - start)
+        append(floats) { start, span, count in
+            let first = min(count, span - start)
             (storage + start).update(repeating: 0, count: first)
             if first < count { storage.update(repeating: 0, count: count - first) }
         }
     }
 
     /// Producer side: reserves room for up to `wanted` floats in whole samples (counting
-    /// what does not fit as dropped), lets `fill` write them at the ring offset it gets, and
-    /// publishes them; returns how many.
-    private func append(_ wanted: Int, _ fill: (_ ringOffset: Int, _ count: Int) -> Void) -> Int {
+    /// what does not fit as dropped), lets `fill` write them at the ring offset it gets
+    /// (wrapping at `span`), and publishes them; returns how many.
+    private func append(_ wanted: Int, _ fill: (_ ringOffset: Int, _ span: Int, _ count: Int) -> Void) -> Int {
         guard wanted > 0 else { return 0 }
         let write = writeIndex.load(ordering: .relaxed)
         let read = readIndex.load(ordering: .acquiring)
-        let free = limitFloats.load(ordering: .relaxed) - (write - read)
+        let span = spanFloats.load(ordering: .relaxed)
+        let free = span - (write - read)
         var count = min(wanted, free)
         count -= count % channelCount.load(ordering: .relaxed)
         if count < wanted {
             dropped.add(wanted - count, ordering: .relaxed)
         }
         guard count > 0 else { return 0 }
-        fill(write & mask, count)
+        fill(write & (span - 1), span, count)
         writeIndex.store(write + count, ordering: .releasing)
         return count
     }
@@ -114,8 +119,9 @@ public final class SampleRing: @unchecked Sendable {
         let write = writeIndex.load(ordering: .acquiring)
         let count = min(destination.count, write - read)
         guard count > 0 else { return 0 }
-        let start = read & mask
-        let first = min(count, capacity - start)
+        let span = spanFloats.load(ordering: .relaxed)
+        let start = read & (span - 1)
+        let first = min(count, span - start)
         target.update(from: storage + start, count: first)
         if first < count { (target + first).update(from: storage, count: count - first) }
         readIndex.store(read + count, ordering: .releasing)
@@ -130,8 +136,9 @@ public final class SampleRing: @unchecked Sendable {
         let write = writeIndex.load(ordering: .acquiring)
         let count = min(destination.count, write - read)
         guard count > 0 else { return 0 }
-        let start = read & mask
-        let first = min(count, capacity - start)
+        let span = spanFloats.load(ordering: .relaxed)
+        let start = read & (span - 1)
+        let first = min(count, span - start)
         SampleRing.add(storage + start, onto: target, count: first)
         if first < count { SampleRing.add(storage, onto: target + first, count: count - first) }
         readIndex.store(read + count, ordering: .releasing)
@@ -145,11 +152,5 @@ public final class SampleRing: @unchecked Sendable {
     /// Consumer side: forgets everything not yet read.
     public func discardAll() {
         readIndex.store(writeIndex.load(ordering: .acquiring), ordering: .releasing)
-    }
-
-    private func copy(_ count: Int, from source: UnsafePointer<Float>, ringOffset start: Int) {
-        let first = min(count, capacity - start)
-        (storage + start).update(from: source, count: first)
-        if first < count { storage.update(from: source + first, count: count - first) }
     }
 }

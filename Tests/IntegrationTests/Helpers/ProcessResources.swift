@@ -1,12 +1,5 @@
 import Foundation
 
-/// The process's resident set, kB (/proc/self/status VmRSS).
-func residentKilobytes() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-}
-
 /// Files the process has open (/proc/self/fd).
 func openFileDescriptors() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
