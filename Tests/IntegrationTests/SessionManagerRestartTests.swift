@@ -38,16 +38,18 @@ extension RealServerTests {
 
             deinit { deskaudio_capture_destroy(handle) }
 
+            /// Its frames' headers so far, in arrival order.
+            func headers() throws -> [AudioFrameHeader] { try frames.parsed().map(\.header) }
+
             /// The time of the first frame after `time` that follows a gap, nil if none.
-            func resumed(after time: UInt64) throws -> UInt64? {
-                try frames.parsed().first { $0.header.captureTimeNs > time && $0.header.flags.contains(.afterGap) }?
-                    .header.captureTimeNs
+            static func resumed(_ headers: [AudioFrameHeader], after time: UInt64) -> UInt64? {
+                headers.first { $0.captureTimeNs > time && $0.flags.contains(.afterGap) }?.captureTimeNs
             }
 
-            /// Its frames around `time`: how many came after it, and the longest step between
+            /// Frames around `time`: how many came after it, and the longest step between
             /// consecutive frames' capture times (a link that survived shows no step).
-            func timeline(around time: UInt64) throws -> String {
-                let times = try frames.parsed().map(\.header.captureTimeNs)
+            static func timeline(_ headers: [AudioFrameHeader], around time: UInt64) -> String {
+                let times = headers.map(\.captureTimeNs)
                 let after = times.filter { $0 > time }.count
                 let longest = zip(times, times.dropFirst()).map { Double($1) - Double($0) }.max() ?? 0
                 return "\(times.count) frames, \(after) after the session manager exited, longest step \(longest / 1e6) ms"
@@ -156,7 +158,7 @@ extension RealServerTests {
             Self.rig("start-session-manager", directory)
             let backAt = MonotonicClock.nowNs()
             let native = captures[0]
-            let nativeFlows = waitUntil(seconds: 8) { (try? native.resumed(after: lostAt)) != nil }
+            let nativeFlows = waitUntil(seconds: 8) { (try? native.headers()).flatMap { Capture.resumed($0, after: lostAt) } != nil }
             let metadata = nativeFlows ? "" : ((try? ExternalTools.run(["timeout", "5", "pw-metadata", "-n", "default"]))?.output ?? "")
             // Whether the daemon answers a new client's round trip at all (one run here: a
             // pw-cli waited on it for good, and pw-metadata above listed no property).
@@ -180,19 +182,21 @@ extension RealServerTests {
             // Frames up to 3.5 s after the return, for the tone's check.
             Thread.sleep(forTimeInterval: max(1.5, (Double(backAt) + 3.5e9 - Double(MonotonicClock.nowNs())) / 1e9))
             for capture in captures { #expect(deskaudio_capture_enable(capture.handle, false, false) == 0) }
+            // Each capture's frames, parsed once now that none come.
+            let headers = try captures.map { try $0.headers() }
 
-            for capture in captures {
-                let timeline = try capture.timeline(around: lostAt)
+            for (capture, frames) in zip(captures, headers) {
+                let timeline = Capture.timeline(frames, around: lostAt)
                 #expect(
                     capture.stalledEvents.first?.contains("no audio for 2000 ms") == true,
                     "\(capture.name): \(capture.notices.events); \(timeline); its log: \(capture.notices.messages.map(\.text))")
-                let sequences = try capture.frames.parsed().map(\.header.sequence)
+                let sequences = frames.map(\.sequence)
                 #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "\(capture.name): in sequence")
             }
-            let nativeBack = try #require(try native.resumed(after: lostAt), "native app audio resumed")
+            let nativeBack = try #require(Capture.resumed(headers[0], after: lostAt), "native app audio resumed")
             let nativeBackMs = (Double(nativeBack) - Double(backAt)) / 1e6
             #expect(nativeBackMs <= 3000, "native app audio flows again \(nativeBackMs) ms after the session manager")
-            let micBack = try captures[1].resumed(after: lostAt)
+            let micBack = Capture.resumed(headers[1], after: lostAt)
             // WirePlumber 0.5.8 coming back on a loaded machine (one core kept busy) named
             // deskaudio_sink as the default source, before the remapped deskaudio_mic was
             // there for it, and linked the mic's stream to it: a microphone then must carry
@@ -200,12 +204,12 @@ extension RealServerTests {
             // start (docs/capture.md, "Following the default device").
             let micLog = captures[1].notices.messages.map(\.text)
             let sinkNamedAsSource = micLog.contains { $0.contains("is a sink monitor, not a microphone") }
-            let micTimeline = try captures[1].timeline(around: lostAt)
+            let micTimeline = Capture.timeline(headers[1], around: lostAt)
             #expect(
                 micBack != nil || sinkNamedAsSource,
                 "native mic frames flow again, or the session manager named a sink as the default source; \(micTimeline); its events: \(captures[1].notices.events); its log: \(micLog)")
             if micBack == nil && sinkNamedAsSource {
-                let afterRefusal = try captures[1].frames.parsed().filter { $0.header.captureTimeNs > lostAt }.count
+                let afterRefusal = headers[1].filter { $0.captureTimeNs > lostAt }.count
                 #expect(afterRefusal == 0, "no mic frame while a sink was named the default source: \(afterRefusal)")
                 let defaults = (try? ExternalTools.run(["timeout", "5", "pw-metadata", "-n", "default", "0", "default.audio.source"]))?.output ?? ""
                 print("measured: the session manager named a sink as the default source after its return; the mic waited for a source (\(micTimeline)); the default source now: \(defaults.split(separator: "\n").last ?? "")")
@@ -228,7 +232,7 @@ extension RealServerTests {
                     + "frames again \(nativeBackMs) ms after it started (linked by the library); "
                     + "mic frames again: \(micBack.map { "\((Double($0) - Double(backAt)) / 1e6) ms" } ?? "no"); "
                     + "pulse app: \(captures[2].stalledEvents.count) STALLED, "
-                    + "frames again: \((try? captures[2].resumed(after: lostAt)) != nil); "
+                    + "frames again: \(Capture.resumed(headers[2], after: lostAt) != nil); "
                     + "the library linked the default last named (the session manager did not answer): "
                     + "\(native.notices.messages.contains { $0.text.contains("does not answer") })")
         }

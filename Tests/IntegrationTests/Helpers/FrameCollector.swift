@@ -71,7 +71,6 @@ final class FrameCollector: @unchecked Sendable {
         return arrivals.last.map { Date().timeIntervalSince($0) } ?? .infinity
     }
 
-    /// Parsed frames, in arrival order.
     /// The frames' bytes as received, in order.
     func raw() -> [[UInt8]] {
         lock.lock()
@@ -79,6 +78,7 @@ final class FrameCollector: @unchecked Sendable {
         return frames
     }
 
+    /// Parsed frames, in arrival order.
     func parsed() throws -> [(header: AudioFrameHeader, payload: [UInt8])] {
         lock.lock()
         let copy = frames
