@@ -43,9 +43,26 @@ class FrameRelay:
         self.holding = True
 
     def stop(self):
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        """Closes every connection (their tasks cancelled, so none is left pending) and ends
+        the relay's thread."""
+
+        def cancel_and_stop():
+            tasks = [task for task in asyncio.all_tasks(self.loop) if not task.done()]
+            for task in tasks:
+                task.cancel()
+            # The loop stops once the cancelled tasks have run to their end.
+            done = asyncio.gather(*tasks, return_exceptions=True)
+            done.add_done_callback(lambda _: self.loop.stop())
+
+        self.loop.call_soon_threadsafe(cancel_and_stop)
 
     async def _connection(self, browser_reader, browser_writer):
+        try:
+            await self._relay(browser_reader, browser_writer)
+        except asyncio.CancelledError:  # the relay stops
+            browser_writer.close()
+
+    async def _relay(self, browser_reader, browser_writer):
         try:
             server_reader, server_writer = await asyncio.open_connection(self.upstream_host, self.upstream_port)
         except OSError:
@@ -60,15 +77,17 @@ class FrameRelay:
         server_writer.write(head)
         upgrade = head.startswith(b"GET /frames") and b"websocket" in head.lower()
         upstream = asyncio.ensure_future(self._pipe(browser_reader, server_writer))
-        if upgrade:
-            reply = await server_reader.readuntil(b"\r\n\r\n")
-            browser_writer.write(reply)
-            await self._frames(server_reader, browser_writer)
-        else:
-            await self._pipe(server_reader, browser_writer)
-        upstream.cancel()
-        browser_writer.close()
-        server_writer.close()
+        try:
+            if upgrade:
+                reply = await server_reader.readuntil(b"\r\n\r\n")
+                browser_writer.write(reply)
+                await self._frames(server_reader, browser_writer)
+            else:
+                await self._pipe(server_reader, browser_writer)
+        finally:
+            upstream.cancel()
+            browser_writer.close()
+            server_writer.close()
 
     async def _pipe(self, reader, writer):
         try:
