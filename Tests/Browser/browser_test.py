@@ -201,7 +201,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     check(len(gap) > 0 and np.all(gap < -60),
           f"silence in the browser through the gap (under -60 dBFS; the loudest 10 ms block "
           f"{gap[loudest] if len(gap) else float('nan'):.1f} dBFS, {(loudest + 3) * 10} ms after the tone's end, "
-          f"{(len(gap) - loudest + 2) * 10} ms before its return; blocks over -60: {int(np.sum(gap >= -60))})")
+          f"{(len(gap) - loudest + 3) * 10} ms before its return; blocks over -60: {int(np.sum(gap >= -60))})")
     check(player_stats.get("gaps", 0) >= 1, f"the player saw the gate's gap ({player_stats.get('gaps')})")
     check(player_stats.get("framesLost", -1) == 0, f"frames lost on loopback: {player_stats.get('framesLost')}")
     # The tone's return, to the sample on each recording (both on CLOCK_MONOTONIC), against
