@@ -67,10 +67,15 @@ struct ServeCommand: ParsableCommand {
             var line = "clients \(clients.connected.count)  " + monitor.sourcesAndGate
             let dropped = clients.framesDroppedForAll
             if dropped > 0 { line += "  dropped for all \(dropped)" }
+            let skipped = monitor.stats.framesSkippedByServer
+            if skipped > 0 { line += "  skipped by the server \(skipped)" }
             return [line] + clients.connected.map(Self.describe)
         }
         try? service.enable(mic: false, app: false)
         service.setFrameHandler(nil)
+        // Audio lost before it reached the library (its threads were not run in time).
+        let skipped = service.stats().framesSkippedByServer
+        if skipped > 0 { print("\(skipped) frames' worth skipped by the server (played as silence)") }
         for client in clients.all { print(Self.describe(client)) }
         if clients.framesDroppedForAll > 0 {
             print("dropped for every client (the server fell behind): \(clients.framesDroppedForAll) frames")
