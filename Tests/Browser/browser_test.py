@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from frame_relay import FrameRelay
-from signals import (BLOCK, block_levels, block_levels_without, dropouts, frequency, onset, pilot_holes, pilot_levels,
-                     sink_to_sink, spans)
+from signals import (BLOCK, block_levels, block_levels_without, dropouts, frequency, onset, pilot_breaks, pilot_holes,
+                     pilot_levels, sink_to_sink, spans)
 from stamped_recorder import StampedRecorder
 from web_rig import RATE, Browser, Serve, bursts, play, rig_arguments, rig_environment, silence, tone
 
@@ -80,6 +80,13 @@ def wait_measuring_jitter(player, serve, bursts_at):
                     output_delays.append(stats["outputDelayMs"])
         time.sleep(0.25)
     return jitter, delays, output_delays
+
+
+def report_recorders(tap, heard):
+    """How far each sink's recorder found its samples' times moving against their count: a
+    server that missed cycles (a starved machine) moved its graph on; the stamps follow it."""
+    print(f"      the recorders' time of a sample against its count moved by {tap.offset_step_ms:.1f} ms "
+          f"(host's sink) and {heard.offset_step_ms:.1f} ms (browser's sink) over the recording")
 
 
 def chromium_output_ms(output_delays, player_stats):
@@ -148,7 +155,8 @@ def tone_and_gate(deskaudio, host, browser_env, work):
         bursts_jitter, delays, output_delays = wait_measuring_jitter(player, serve, seconds(before_bursts))
         time.sleep(1.0)
         (host_samples, host_time), (browser_samples, browser_time) = tap.finish(), heard.finish()
-        stats = serve.status()
+        report_recorders(tap, heard)
+        stats, skipped = serve.status(), serve.skipped_by_server()
     finally:
         browser.stop()
         serve.stop()
@@ -179,8 +187,11 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     # adds others, which no stream can fill: short holes of exact zeros in its sink where its
     # output came too late (seen with a core kept busy: 10 ms of zeros, no frame concealed then),
     # and, in general, blocks where the page's pilot tone, rendered by the same audio context
-    # beside the player, is missing too. So the browser may have as many dropouts as the host
-    # and, besides, only such ones; a dropout with the pilot playing on is the player's.
+    # beside the player, is missing too. And the host's server may move past the capture when
+    # its thread is not run in time (a starved machine): the library queues silence for what it
+    # skipped and counts it (serve's status line). So the browser may have as many dropouts as
+    # the host and the frames' worth skipped, and, besides, only Chromium's; a dropout with the
+    # pilot playing on and nothing skipped is the player's.
     host_drops = dropouts(host_samples, host_levels, hs + 3, he - 3, float(np.median(host_levels[hs:he])) - 3)
     browser_drops = dropouts(browser_samples, browser_levels, bs + 3, be - 3, level - 3)
     holes = page_output_holes(pilot, bs, be, "through the tone")
@@ -189,19 +200,31 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     chromiums = [drop for drop in browser_drops if (drop[2] and drop[1] <= 3) or stalled(drop[0], drop[1])]
     ours = [drop for drop in browser_drops if drop not in chromiums]
     at = lambda drops, start: [f"{(block - start) / 100:.2f}{' zeros' if digital else ''}" for block, _, digital in drops[:10]]  # noqa: E731
-    check(len(ours) <= len(host_drops),
+    check(len(ours) <= len(host_drops) + skipped,
           f"dropouts (10 ms blocks 3 dB low) over {(be - bs) / 100:.0f} s: browser {len(ours)} and "
-          f"{len(chromiums)} where Chromium's output stalled, host monitor {len(host_drops)} (s into the tone: "
+          f"{len(chromiums)} where Chromium's output stalled, host monitor {len(host_drops)}, frames' worth the "
+          f"host's server skipped in the whole run {skipped} (s into the tone: "
           f"browser {at(ours, bs)}, Chromium's {at(chromiums, bs)}, host {at(host_drops, hs)})")
 
-    # The gate: 12 s of silence (its 8 s of zeros, then the gate), then the tone again.
+    # The gate: 12 s of silence (its 8 s of zeros, then the gate), then the tone again. Where
+    # Chromium's output stalls or skips, the pilot's edges leave sound beside its frequency (a
+    # block of it cut short: over -60 dBFS in CI's run 45), so blocks in and beside a hole or a
+    # jump in phase of the pilot are not judged; they are reported.
     (bs2, _), (hs2, _) = browser_spans[1], host_spans[1]
-    gap = browser_levels[be + 3:bs2 - 3]
+    gap = browser_levels[be + 3:bs2 - 3].copy()
+    gap_holes = page_output_holes(pilot, be + 3, bs2 - 3, "through the gap")
+    gap_holes += [(start, length) for start, length in pilot_breaks(browser_samples, PILOT_HZ)
+                  if be + 3 <= start < bs2 - 3]
+    for start, length in gap_holes:
+        gap[max(0, start - 1 - (be + 3)):start + length + 1 - (be + 3)] = -200.0
+    excused = int(np.sum(gap == -200.0))
     loudest = int(np.argmax(gap)) if len(gap) else 0
-    check(len(gap) > 0 and np.all(gap < -60),
+    check(len(gap) > 0 and np.all(gap < -60) and excused <= len(gap) // 20,
           f"silence in the browser through the gap (under -60 dBFS; the loudest 10 ms block "
           f"{gap[loudest] if len(gap) else float('nan'):.1f} dBFS, {(loudest + 3) * 10} ms after the tone's end, "
-          f"{(len(gap) - loudest + 3) * 10} ms before its return; blocks over -60: {int(np.sum(gap >= -60))})")
+          f"{(len(gap) - loudest + 3) * 10} ms before its return; blocks over -60: {int(np.sum(gap >= -60))}; "
+          f"{len(gap_holes)} holes or jumps of the pilot: "
+          f"{excused} blocks not judged, 5 % of them allowed)")
     check(player_stats.get("gaps", 0) >= 1, f"the player saw the gate's gap ({player_stats.get('gaps')})")
     check(player_stats.get("framesLost", -1) == 0, f"frames lost on loopback: {player_stats.get('framesLost')}")
     # The tone's return, to the sample on each recording (both on CLOCK_MONOTONIC), against
@@ -248,6 +271,7 @@ def relayed(deskaudio, host, browser_env, work):
         relay.hold()  # nothing more goes through: the player's counts settle, and are reported
         time.sleep(2.5)
         (host_samples, host_time), (browser_samples, browser_time) = tap.finish(), heard.finish()
+        report_recorders(tap, heard)
         stats = serve.status()
     finally:
         browser.stop()

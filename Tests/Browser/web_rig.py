@@ -43,6 +43,7 @@ class Serve:
 
     CLIENT = re.compile(r"client (\d+) (\S+): sent (\d+) dropped (\d+)(?:  player (\{[^}]*\}))?")
     CONNECTED = re.compile(r"^clients (\d+)  ")
+    SKIPPED = re.compile(r"skipped by the server (\d+)")
 
     def __init__(self, deskaudio, environment, seconds, *options):
         self.process = subprocess.Popen(
@@ -56,6 +57,7 @@ class Serve:
         self.url = f"http://{self.address}/"
         self.clients = {}  # every client a status line named, with its latest line
         self.connected = None  # how many clients serve's latest status line counted
+        self.skipped = 0  # frames' worth the server's graph moved past the capture (played as silence)
         self.lock = threading.Lock()
         self.log = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -67,6 +69,8 @@ class Serve:
                 connected = self.CONNECTED.match(line)
                 if connected:
                     self.connected = int(connected.group(1))
+                    skipped = self.SKIPPED.search(line)
+                    self.skipped = int(skipped.group(1)) if skipped else self.skipped
                 for id, address, sent, dropped, player in self.CLIENT.findall(line):
                     entry = {"address": address, "sent": int(sent), "dropped": int(dropped)}
                     if player:
@@ -76,6 +80,12 @@ class Serve:
     def status(self):
         with self.lock:
             return json.loads(json.dumps(self.clients))
+
+    def skipped_by_server(self):
+        """Frames' worth of audio the host's server moved past the capture so far (each time
+        rounded up to a frame), which the stream carries as silence: serve's status line."""
+        with self.lock:
+            return self.skipped
 
     def connected_count(self):
         """How many clients serve counted in its latest status line (None before the first)."""
