@@ -40,7 +40,12 @@ extension RealServerTests {
             #expect(
                 (145...155).contains(tone.loudFrames.count),
                 "1.5 s of tone: \(tone.loudFrames.count) loud frames")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap)
+            // Frames' worth the server moved past the capture, which the library filled with
+            // silence (the summary's "skipped by the server N"): once in a CI run with a core
+            // kept busy, two 10 ms blocks 1-1.5 dB low with the tap clean.
+            let skipped = summary.firstMatch(of: /skipped by the server (\d+)/).flatMap { UInt64($0.1) }
+            #expect(skipped != nil, "summary line: \(summary)")
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, serverSkips: skipped ?? 0)
             print(
                 "measured: examples-c/record → opusdec: \(frequency) Hz, \(level) dBFS; "
                     + summary.trimmingCharacters(in: .whitespacesAndNewlines))
