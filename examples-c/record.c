@@ -201,7 +201,8 @@ int main(int argc, char **argv) {
        machine): the library put as much silence in its place, which a listener hears. */
     deskaudio_stats stats = {0};
     unsigned long skipped = 0;
-    if (deskaudio_get_stats(&stats, sizeof stats) == DESKAUDIO_OK) skipped = (unsigned long)stats.frames_skipped_by_server;
+    if (deskaudio_get_stats(&stats, sizeof stats) == DESKAUDIO_OK)
+        skipped = (unsigned long)stats.frames_skipped_by_server;
     enable_audio(false, false);
     set_audio_callback(NULL, NULL);  /* from here on, no callback runs: r is ours alone */
 

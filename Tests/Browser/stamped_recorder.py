@@ -73,8 +73,9 @@ class StampedRecorder:
         which sample `index` reached the sink: the median offset of the stamps within half a
         second of it. Local, not one line through the whole recording: a server whose thread
         was not run in time moves its graph past the missed cycles, so the samples after it
-        reached the sink that much later than their count says (62 frames' worth in one run
-        with a core kept busy: 200 ms and more of false latency for every burst after it)."""
+        reached the sink that much later than their count says (in one run with a core kept
+        busy 62 frames' worth were skipped, and the bursts' latency read p90 245 and p99 313 ms
+        against a p50 of 96)."""
         self.running = False
         self.thread.join(5)
         _simple.pa_simple_free(self.stream)
