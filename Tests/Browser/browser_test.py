@@ -215,13 +215,15 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     # in every run of 2026-11-27 (half a decibel from the bar), and is not the gap's.
     (bs2, _), (hs2, _) = browser_spans[1], host_spans[1]
     first = be + 5
-    gap = browser_levels[first:bs2 - 3].copy()
+    levels = browser_levels[first:bs2 - 3]
     gap_holes = page_output_holes(pilot, first, bs2 - 3, "through the gap")
     gap_holes += [(start, length) for start, length in pilot_breaks(browser_samples, PILOT_HZ)
                   if first <= start < bs2 - 3]
+    judged = np.ones(len(levels), dtype=bool)
     for start, length in gap_holes:
-        gap[max(0, start - 1 - first):start + length + 1 - first] = -200.0
-    excused = int(np.sum(gap == -200.0))
+        judged[max(0, start - 1 - first):start + length + 1 - first] = False
+    excused = int(np.sum(~judged))
+    gap = np.where(judged, levels, -200.0)
     loudest = int(np.argmax(gap)) if len(gap) else 0
     check(len(gap) > 0 and np.all(gap < -60) and excused <= len(gap) // 20,
           f"silence in the browser through the gap (under -60 dBFS; the loudest 10 ms block "
