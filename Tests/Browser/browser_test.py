@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from frame_relay import FrameRelay
-from signals import (BLOCK, block_levels, block_levels_without, dropouts, frequency, onset, pilot_breaks, pilot_holes,
-                     pilot_levels, sink_to_sink, spans)
+from signals import (BLOCK, block_levels, block_levels_without, clear_of, dropouts, frequency, onset, pilot_breaks,
+                     pilot_holes, pilot_levels, sink_to_sink, spans)
 from stamped_recorder import StampedRecorder
 from web_rig import RATE, Browser, Serve, bursts, play, rig_arguments, rig_environment, silence, tone
 
@@ -219,9 +219,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     gap_holes = page_output_holes(pilot, first, bs2 - 3, "through the gap")
     gap_holes += [(start, length) for start, length in pilot_breaks(browser_samples, PILOT_HZ)
                   if first <= start < bs2 - 3]
-    judged = np.ones(len(levels), dtype=bool)
-    for start, length in gap_holes:
-        judged[max(0, start - 1 - first):start + length + 1 - first] = False
+    judged = clear_of(gap_holes, first, len(levels))
     excused = int(np.sum(~judged))
     gap = np.where(judged, levels, -200.0)
     loudest = int(np.argmax(gap)) if len(gap) else 0
@@ -299,8 +297,7 @@ def relayed(deskaudio, host, browser_env, work):
     # Blocks missing the tone, but not where the page's pilot is missing too (Chromium's own
     # output stalled there: see tone_and_gate).
     quiet = browser_levels[bs + 3:be - 3] < level - 12
-    for start, length in page_output_holes(pilot, bs + 3, be - 3, "through the tone"):
-        quiet[max(0, start - 1 - (bs + 3)):start + length + 1 - (bs + 3)] = False
+    quiet &= clear_of(page_output_holes(pilot, bs + 3, be - 3, "through the tone"), bs + 3, len(quiet))
     longest = max((len(run) for run in "".join("q" if q else "." for q in quiet).split(".")), default=0)
     check(be - bs >= 1900, f"the browser played the tone for {(be - bs + 1) / 100:.2f} s (20 s played)")
     check(longest <= relay.longest_loss_run + 1,

@@ -141,6 +141,15 @@ def pilot_breaks(samples, hz, radians=0.3):
     return [tuple(run) for run in runs(np.flatnonzero((turn > radians) & present) + 1)]
 
 
+def clear_of(holes, first, count):
+    """A mask of the `count` blocks from block `first`: False in and beside (one block either
+    side) each of `holes` ((block, blocks) runs), True elsewhere."""
+    mask = np.ones(count, dtype=bool)
+    for start, length in holes:
+        mask[max(0, start - 1 - first):max(0, start + length + 1 - first)] = False
+    return mask
+
+
 def block_levels_without(samples, hz):
     """`block_levels` with the pilot sine at `hz` (and 200 Hz either side) taken out: what the
     stream played."""
