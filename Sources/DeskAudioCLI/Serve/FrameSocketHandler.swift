@@ -1,18 +1,19 @@
 import NIOCore
 import NIOWebSocket
 
-/// One browser's WebSocket on /frames: registers it with `WebClients` (which writes the
-/// frames), takes the text messages a player may send (`received SEQUENCE`: the newest frame
-/// it has, for flow control; anything else: its stats, kept and shown), answers pings and closes. A
-/// binary message from the browser is not something it should send: the socket is closed
-/// with 1003 (unacceptable data). Messages over the upgrader's size limit are closed by
-/// NIO with 1009.
+/// One browser's WebSocket on /frames: registers it with `WebClients`, which writes the
+/// frames through its `FrameSender`; takes the text messages a player may send (`received
+/// SEQUENCE`: the newest frame it has, for flow control; anything else: its stats, kept and
+/// shown), answers pings and closes. A binary message from the browser is not something it
+/// should send: the socket is closed with 1003 (unacceptable data). Messages over the
+/// upgrader's size limit are closed by NIO with 1009.
 final class FrameSocketHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
     private let clients: WebClients
     private var id: Int?
+    private var sender: FrameSender?
     private var closing = false
 
     init(clients: WebClients) {
@@ -21,7 +22,14 @@ final class FrameSocketHandler: ChannelInboundHandler {
 
     // (`WebClients` removes the client when its channel closes.)
     func handlerAdded(context: ChannelHandlerContext) {
-        id = clients.add(context.channel)
+        let sender = FrameSender(context: context)
+        self.sender = sender
+        id = clients.add(context.channel, sender: sender)
+    }
+
+    // The sender holds the context, which holds this handler: let go of it.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        sender = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -31,7 +39,7 @@ final class FrameSocketHandler: ChannelInboundHandler {
             var data = frame.unmaskedData
             if frame.fin, let id, let text = data.readString(length: data.readableBytes) {
                 if text.hasPrefix("received "), let sequence = UInt32(text.dropFirst(9)) {
-                    clients.acknowledge(sequence, from: id)
+                    sender?.acknowledge(sequence)
                 } else {
                     clients.report(text, from: id)
                 }
