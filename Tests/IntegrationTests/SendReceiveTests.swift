@@ -85,7 +85,10 @@ extension RealServerTests {
             // while the next one was late (concealed too; its own count, over the whole run),
             // and one block that a run of frames straddles (the blocks are cut from the
             // recording, not at frame boundaries). Clean-clone run 39, plain PulseAudio: 5
-            // quiet blocks with 2 dropped in a row and 2 inserted.
+            // quiet blocks with 2 dropped in a row and 2 inserted. Audio the sender's server
+            // moved past its capture (its threads not run in time; `send` says how much) was
+            // never sent: it is silence here too (clean-clone run 51, both suites at once: 2
+            // quiet blocks with nothing dropped or inserted, 15 frames' worth skipped there).
             var longestRun = 0
             var run = 0
             for block in Self.blockLevels(steady) {
@@ -93,19 +96,22 @@ extension RealServerTests {
                 longestRun = max(longestRun, run)
             }
             let inserted = try #require(Self.number(after: "inserted", in: summary), "\(summary)")
+            let skipped = Int(serverSkips(in: sent))
             #expect(
-                longestRun <= longestDropRun + inserted + 1,
-                "\(longestRun) quiet 10 ms blocks in a row, \(longestDropRun) dropped in a row, \(inserted) inserted")
+                longestRun <= longestDropRun + inserted + skipped + 1,
+                "\(longestRun) quiet 10 ms blocks in a row, \(longestDropRun) dropped in a row, \(inserted) inserted, \(skipped) skipped by the sender's server")
             let p50 = try #require(Self.number(after: "p50", in: summary), "\(summary)")
             let p99 = try #require(Self.number(after: "p99", in: summary), "\(summary)")
             // The buffer holds 30 ms over the frames' spread on the way (50 with jitter added,
             // where it aims higher): the spread is the relay's jitter and whatever the machine
             // added (a sender or the relay not run in time: clean-clone runs of both suites at
             // once saw p99 35 ms with none added, and 89 ms with 30 ms added, where the
-            // buffer raised its target to 80 ms).
+            // buffer raised its target to 80 ms). A sender whose server skipped audio was
+            // stalled for at least that long, which the buffer rides out by holding more for a
+            // while: that much is added (run 51: p99 74 ms, 15 frames' worth skipped).
             let spread = relay.forwardSpreadMs
-            let bound = (jitterMs == 0 ? 30 : 50) + spread
-            #expect(Double(p99) <= bound, "delay p99 \(p99) ms (bound \(bound): the frames' spread on the way \(spread) ms)")
+            let bound = (jitterMs == 0 ? 30 : 50) + spread + Double(skipped * 10)
+            #expect(Double(p99) <= bound, "delay p99 \(p99) ms (bound \(bound): the frames' spread on the way \(spread) ms, \(skipped) frames' worth skipped by the sender's server)")
             #expect(
                 Self.number(after: "lost", in: summary) == droppedInside,
                 "the loss counted is the relay's (\(droppedInside) between two frames that came, of \(dropped)): \(summary)")
