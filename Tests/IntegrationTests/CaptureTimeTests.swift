@@ -132,12 +132,15 @@ extension RealServerTests {
         }
 
         /// The PulseAudio API (here through pipewire-pulse) gives no sample timestamps: frames
-        /// are stamped from when each read arrived, smoothed by the same clock loop. Bounded
-        /// as measured (docs/capture.md): a steady offset of a few ms, a small spread.
+        /// are stamped from when each read arrived, smoothed by the same clock loop and moved
+        /// to the earliest arrivals (`ArrivalEnvelope`). Measured (docs/capture.md): p50 +0.14
+        /// to +0.21 ms, abs p99 0.27 to 0.36 ms in 200 bursts; before the envelope p50 +2.7 ms.
+        /// The p99 bound is looser: a quantum the server skips, which this path cannot see,
+        /// puts the bursts of the next second up to 5 ms off (two runs of nine, docs/capture.md).
         @Test func pulseStampsFramesWithinAFewMillisecondsSteadily() throws {
             let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000)
             #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
-            #expect(abs(result["stamp_ms.error_p50"]) <= 4, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
+            #expect(abs(result["stamp_ms.error_p50"]) <= 1, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
             expectInRealTime(
                 result["stamp_ms.error_abs_p99"] <= 6,
                 "stamp error p99 \(result["stamp_ms.error_abs_p99"]) ms (\(result["stamp_ms.error_min"])…\(result["stamp_ms.error_max"]))")

@@ -69,12 +69,15 @@ final class SourceFeed: @unchecked Sendable {
 
     /// Server thread: meters the samples and queues them for the worker (what does not fit
     /// in the ring is dropped and counted there); `firstSampleTimeNs`, when the server gave
-    /// one, is when the first of them sounded (CLOCK_MONOTONIC, by the server's clock: played
-    /// into the sink for app audio, captured by the device for a microphone).
-    func write(_ samples: UnsafeBufferPointer<Float>, firstSampleTimeNs: UInt64? = nil) {
+    /// one, is when the first of them sounded (CLOCK_MONOTONIC: played into the sink for app
+    /// audio, captured by the device for a microphone), found as `timeSource` says.
+    func write(
+        _ samples: UnsafeBufferPointer<Float>, firstSampleTimeNs: UInt64? = nil,
+        timeSource: StreamClock.Source = .serverClock
+    ) {
         guard !refusing.load(ordering: .relaxed) else { return }
         if let firstSampleTimeNs {
-            clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs)
+            clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs, source: timeSource)
         }
         level.measure(samples)
         ring.write(samples)

@@ -19,8 +19,18 @@ final class StreamClock: @unchecked Sendable {
         var relocks: Int
     }
 
+    /// How a reported time was found.
+    enum Source {
+        /// From the server's clock: it may stray either way.
+        case serverClock
+        /// Worked back from when the samples arrived: it may be late, never early
+        /// (`ArrivalEnvelope`).
+        case arrival
+    }
+
     // Reporting thread only.
     private var estimator = ClockEstimator()
+    private var envelope = ArrivalEnvelope()
     // The published reading: odd while the reporting thread writes it.
     private let sequence = Atomic<UInt64>(0)
     private let position = Atomic<Int64>(0)
@@ -32,10 +42,17 @@ final class StreamClock: @unchecked Sendable {
     private let published = Atomic<Bool>(false)
 
     /// Stream thread: sample `position` of the ring's stream sounded at `timeNs`
-    /// (CLOCK_MONOTONIC). Allocates nothing, waits for nothing.
-    func report(position samplePosition: Int64, timeNs: UInt64) {
+    /// (CLOCK_MONOTONIC), as found by `source`. Allocates nothing, waits for nothing.
+    func report(position samplePosition: Int64, timeNs: UInt64, source: Source) {
+        let relocksBefore = estimator.relocks
+        let predicted = estimator.line?.timeNs(ofPosition: samplePosition)
         estimator.report(position: samplePosition, timeNs: timeNs)
-        guard let line = estimator.line else { return }
+        guard var line = estimator.line else { return }
+        if source == .arrival {
+            let restarted = estimator.relocks != relocksBefore
+            let distance = predicted.flatMap { restarted ? nil : Double(timeNs) - $0 }
+            line.timeNs += envelope.shift(afterReportOf: samplePosition, distanceNs: distance)
+        }
         sequence.add(1, ordering: .sequentiallyConsistent)
         position.store(line.position, ordering: .sequentiallyConsistent)
         timeBits.store(line.timeNs.bitPattern, ordering: .sequentiallyConsistent)
@@ -71,6 +88,7 @@ final class StreamClock: @unchecked Sendable {
     /// While no stream reports: forgets the line (a new stream, maybe on another clock).
     func reset() {
         estimator.reset()
+        envelope.reset()
         published.store(false, ordering: .sequentiallyConsistent)
     }
 }

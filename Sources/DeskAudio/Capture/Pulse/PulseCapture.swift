@@ -281,6 +281,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         // transport's (PulseAudio's timing info; pipewire-pulse reports no source latency
         // for a monitor). A timestamp of the server's own clock would be better; libpulse's
         // interpolated stream latency strayed by ±5 ms here (docs/capture.md, "Capture times").
+        // An arrival is never early, only late (the server may also keep part of a cycle
+        // back until a whole fragment is ready): the clock keeps the earliest of them.
         let readable = UInt64(max(pulse.pa_stream_readable_size(stream), 0))
         let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
         var pathNs: UInt64 = 0
@@ -293,7 +295,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         // reported for the audio after it moves on by the hole.
         PulseConnection.readFragments(of: stream) { samples, floats in
             if let samples {
-                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil })
+                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: .arrival)
                 sampleTimeNs = nil  // one report per read is enough for the clock
             } else if let time = sampleTimeNs {
                 let channels = max(feed.ring.channels, 1)
