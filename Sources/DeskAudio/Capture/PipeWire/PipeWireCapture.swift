@@ -29,8 +29,9 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     // True for app audio: the stream reads a sink's monitor, which carries a graph cycle's
     // audio in the next cycle. Set before the stream starts.
     private var readsAMonitor = false
-    // Data thread only.
+    // Data thread only (or while no stream runs).
     private var cycleWatch = PipeWireCycleWatch()
+    private let skipHold = PipeWireSkipHold()
     // The graph's position (spa_io_position), as the stream was last told: its address bits.
     private let position = Atomic<UInt>(0)
 
@@ -137,6 +138,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         virtualSink = nil
         if let stream { pw_stream_destroy(stream) }
         stream = nil
+        skipHold.reset()
         connection.unlock()
         linkWatch = nil
         listenerStorage = nil
@@ -351,15 +353,21 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                     // buffer's length) older still (docs/capture.md, "Capture times").
                     let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: UInt64(samples.count / max(feed.ring.channels, 1))) : 0
                     let firstSampleNs = Double(time.now) - delayNs - Double(quantumNs)
+                    var skipped = 0
+                    var cyclePosition: UInt64 = 0
                     if let clock = UnsafeRawPointer(bitPattern: position.load(ordering: .acquiring))?
                         .assumingMemoryBound(to: spa_io_position.self).pointee.clock, clock.rate.denom > 0
                     {
-                        let skipped = cycleWatch.skippedSamples(
+                        skipped = cycleWatch.skippedSamples(
                             ticks: clock.position, durationTicks: clock.duration, rate: (clock.rate.num, clock.rate.denom),
                             nowNs: Int64(clock.nsec))
-                        if skipped > 0 { feed.writeSkipped(samples: skipped) }
+                        cyclePosition = clock.position
                     }
-                    feed.write(samples, firstSampleTimeNs: timed ? UInt64(max(firstSampleNs, 0)) : nil)
+                    skipHold.take(
+                        samples, channels: feed.ring.channels, timeNs: timed ? UInt64(max(firstSampleNs, 0)) : nil,
+                        skipped: skipped, position: cyclePosition,
+                        silence: { feed.writeSkipped(samples: $0) },
+                        audio: { feed.write($0, firstSampleTimeNs: $1) })
                 })
         else { return }
         if timed { feed.reportServerLatency(nanoseconds: Int64(delayNs)) }
