@@ -3,7 +3,7 @@ RTP that `deskaudio send --rtp` sends to one port and fans it out to every WebRT
 
 It runs with a configuration of its own (written into a work folder: only the HTTP transport
 and the streaming plugin, ICE on the test network's interface alone, two RTP mountpoints of a
-stereo Opus stream), and `JanusSession` speaks its REST API (the same calls the Chromium
+stereo Opus stream and one of 5.1), and `JanusSession` speaks its REST API (the same calls the Chromium
 page in viewer.html makes in JavaScript)."""
 import json
 import os
@@ -13,10 +13,10 @@ import urllib.request
 import uuid
 
 LIBRARIES = "/usr/lib/x86_64-linux-gnu/janus"
-MOUNTPOINTS = (1, 2)  # the streaming plugin's ids of the two mountpoints, on rtp_port and rtp_port + 2
+STEREO = ("opus", "minptime=10;stereo=1;sprop-stereo=1")  # as the stereo SDP of `send --rtp` has it
 
 
-def _mountpoint(id, address, port):
+def _mountpoint(id, address, port, codec, fmtp):
     return f"""
 deskaudio{id}: {{
   type = "rtp"
@@ -30,15 +30,15 @@ deskaudio{id}: {{
       port = {port}
       iface = "{address}"
       pt = 111
-      codec = "opus"
-      fmtp = "minptime=10;stereo=1;sprop-stereo=1"
+      codec = "{codec}"
+      fmtp = "{fmtp}"
     }}
   )
 }}
 """
 
 
-def _configuration(address, interface, http_port, rtp_port, plugins, transports):
+def _configuration(address, interface, http_port, ports, mountpoints, plugins, transports):
     """The three files Janus reads: its own, the HTTP transport's, the streaming plugin's."""
     return {
         "janus.jcfg": f"""
@@ -77,26 +77,29 @@ admin: {{
 }}
 """,
         "janus.plugin.streaming.jcfg": "general: {\n}\n" + "".join(
-            _mountpoint(id, address, rtp_port + 2 * index) for index, id in enumerate(MOUNTPOINTS)),
+            _mountpoint(id, address, ports[id], *format) for id, format in mountpoints.items()),
     }
 
 
 class Janus:
     """`janus` listening on `address` (on `interface`) in a folder of its own under `work`:
-    REST API on `http_port`, two mountpoints of a stereo Opus stream, their RTP on `rtp_port`
-    and `rtp_port` + 2 (`rtp_address(id)`). Its log is `janus.log` there."""
+    REST API on `http_port`; `mountpoints` maps each mountpoint's id to its codec and fmtp
+    (`STEREO`, or `multiopus` and the surround SDP's fmtp), their RTP on `rtp_port`,
+    `rtp_port` + 2, ... (`rtp_address(id)`). Its log is `janus.log` there."""
 
-    def __init__(self, work, address, interface, http_port=8088, rtp_port=5002):
+    def __init__(self, work, address, interface, mountpoints, http_port=8088, rtp_port=5002):
         self.folder = os.path.join(work, "janus")
         self.url = f"http://{address}:{http_port}/janus"
-        self.address, self.rtp_port = address, rtp_port
+        self.address = address
+        self.ports = {id: rtp_port + 2 * index for index, id in enumerate(mountpoints)}
         plugins, transports = (os.path.join(self.folder, name) for name in ("plugins", "transports"))
         for folder, library in ((plugins, "plugins/libjanus_streaming.so"),
                                 (transports, "transports/libjanus_http.so")):
             os.makedirs(folder, exist_ok=True)
             os.symlink(os.path.join(LIBRARIES, library), os.path.join(folder, os.path.basename(library)))
         os.makedirs(os.path.join(self.folder, "none"), exist_ok=True)
-        for name, text in _configuration(address, interface, http_port, rtp_port, plugins, transports).items():
+        for name, text in _configuration(address, interface, http_port, self.ports, mountpoints, plugins,
+                                         transports).items():
             with open(os.path.join(self.folder, name), "w") as file:
                 file.write(text.replace("{folder}", self.folder))
         self.log_path = os.path.join(self.folder, "janus.log")
@@ -117,7 +120,7 @@ class Janus:
 
     def rtp_address(self, mountpoint):
         """HOST:PORT where `mountpoint` takes its RTP."""
-        return f"{self.address}:{self.rtp_port + 2 * MOUNTPOINTS.index(mountpoint)}"
+        return f"{self.address}:{self.ports[mountpoint]}"
 
     def tail(self, lines=30):
         with open(self.log_path, errors="replace") as file:
