@@ -6,8 +6,10 @@
  * FRAME_US is the frame length asked for with deskaudio_set_frame_duration(): 2500, 5000,
  * 10000 or 20000.
  * It captures app audio through libdeskaudio (backend from DESKAUDIO_BACKEND) and plays,
- * through libpulse-simple into the default sink, silence with a 10 ms 2 kHz burst every
- * INTERVAL_MS. For each burst it notes when the sink will play its first sample: the
+ * through libpulse-simple into the default sink, silence with a 10 ms 2 kHz burst about every
+ * INTERVAL_MS: each burst PHASE_STEP samples later after the one before than INTERVAL_MS says,
+ * so that the bursts fall at every place in the frame (a whole number of frames apart, every
+ * burst of a run met the frame grid at the same place, and the run's latency said where). For each burst it notes when the sink will play its first sample: the
  * CLOCK_MONOTONIC time of the write plus the stream's playback latency as the server
  * reports it (pa_simple_get_latency) plus the burst's offset in the block. The callback
  * decodes every frame with the library's decoder and timestamps the first frame whose
@@ -28,6 +30,7 @@
 
 #define RATE 48000
 #define BLOCK 240 /* 5 ms written at a time */
+#define PHASE_STEP 53 /* samples each burst moves against the frame grid (stamp-error.c) */
 
 static _Atomic long long click_at_ns;  /* when the pending burst plays; 0: none pending */
 static _Atomic long long heard_at_ns;  /* when the callback saw it */
@@ -106,6 +109,7 @@ int main(int argc, char **argv) {
         }
         for (int block = 2; block < blocks_per_click; block++)
             pa_simple_write(player, silence, sizeof silence, &error);
+        pa_simple_write(player, silence, PHASE_STEP * 2 * sizeof(float), &error);
         long long heard = atomic_load(&heard_at_ns);
         if (heard == 0) {
             missed++;

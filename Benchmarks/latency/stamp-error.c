@@ -2,11 +2,16 @@
  * the sink, and how long from then to the frame callback, with a reference taken from the
  * audio server's own clock instead of a player's reported latency.
  *
- *   stamp-error [CLICKS] [INTERVAL_MS] [FRAME_US]     (defaults 100, 200, 10000)
+ *   stamp-error [CLICKS] [INTERVAL_MS] [FRAME_US] [QUANTUM]   (defaults 100, 200, 10000, 256)
  *
  * It captures app audio through libdeskaudio (backend from DESKAUDIO_BACKEND) and plays into
- * the default sink through its own native PipeWire stream: silence, and every INTERVAL_MS a
- * 2 kHz burst starting at its peak. In the player's process callback the stream's pw_time
+ * the default sink through its own native PipeWire stream: silence, and about every
+ * INTERVAL_MS a 2 kHz burst starting at its peak. Each burst comes PHASE_STEP samples later
+ * after the one before than INTERVAL_MS says, so that the bursts fall at every place in the
+ * frame and in the graph cycle: at a whole number of frames apart (200 ms is 20 frames of
+ * 10 ms) every burst of a run met the frame grid at the same place, set by when the capture
+ * and the player happened to start, and a run's latency said where that was (p50 5.9 to
+ * 12.5 ms from run to run, docs/performance.md). In the player's process callback the stream's pw_time
  * says when the buffer being filled reaches the sink: `now` (the graph cycle's start, on
  * CLOCK_MONOTONIC) plus `delay`, `buffered` and `queued` samples; plus the burst's offset in the buffer,
  * that is the burst's first sample's true time at the sink. The frame callback decodes each
@@ -19,10 +24,13 @@
  * locked; a frame flagged DESKAUDIO_FRAME_TIME_STEP, where the server's clock stepped against
  * the samples and the library says so, ends a run and is counted as time_steps), and
  * deskaudio_get_clock()'s mapping:
- *   stamp_ms backend=auto frame_us=10000 n=100 missed=0 error_p50=0.000 error_abs_p99=0.000
- *     error_min=0.000 error_max=0.000 latency_p50=12.30 latency_p99=14.00
+ *   stamp_ms backend=pipewire frame_us=10000 quantum=256 n=200 missed=0 error_p50=0.000
+ *     error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10 latency_p50=10.03
+ *     latency_p99=16.40 latency_max=17.26
  *   steps n=1200 worst_ms=0.0001 time_steps=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
+ * QUANTUM is the node.latency the player asks for (samples at 48 kHz): the graph's cycle, and
+ * with it how long a frame's last sample waits for its cycle to reach the capture.
  * A PipeWire server is needed (PipeWire native or pipewire-pulse, for the library's either
  * backend). */
 #include <deskaudio.h>
@@ -40,6 +48,9 @@
 #define BURST_SAMPLES 480
 #define AMPLITUDE 0.6f
 #define MAX_CLICKS 10000
+/* Samples each burst moves against the frame grid and the graph cycle (prime: over a run the
+ * bursts fall at every 53rd sample of a 480- or 240-sample frame and a 256-sample cycle). */
+#define PHASE_STEP 53
 
 struct probe {
     struct pw_thread_loop *loop;
@@ -105,7 +116,7 @@ static void on_process(void *data) {
             value = AMPLITUDE * cosf(2.0f * 3.14159265f * 2000.0f * (float)into / RATE);
             if (into + 1 == BURST_SAMPLES) {
                 probe.clicks_played++;
-                probe.next_click_at += probe.interval_samples;
+                probe.next_click_at += probe.interval_samples + PHASE_STEP;
             }
         }
         out[2 * i] = out[2 * i + 1] = value;
@@ -179,8 +190,10 @@ int main(int argc, char **argv) {
     int clicks = argc > 1 ? atoi(argv[1]) : 100;
     int interval_ms = argc > 2 ? atoi(argv[2]) : 200;
     int frame_us = argc > 3 ? atoi(argv[3]) : 10000;
-    if (clicks <= 0 || clicks > MAX_CLICKS || interval_ms < 50) {
-        fprintf(stderr, "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US]\n", MAX_CLICKS);
+    int quantum = argc > 4 ? atoi(argv[4]) : 256;
+    if (clicks <= 0 || clicks > MAX_CLICKS || interval_ms < 50 || quantum < 16 || quantum > 8192) {
+        fprintf(stderr, "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US] [QUANTUM 16-8192]\n",
+                MAX_CLICKS);
         return 2;
     }
     probe.decoder = deskaudio_decoder_create();
@@ -198,11 +211,13 @@ int main(int argc, char **argv) {
     probe.interval_samples = (uint64_t)interval_ms * RATE / 1000;
     probe.next_click_at = RATE; /* one second of silence first */
     probe.clicks_wanted = clicks;
+    char latency[32];
+    snprintf(latency, sizeof latency, "%d/%d", quantum, RATE);
     pw_thread_loop_lock(probe.loop);
     probe.player = pw_stream_new_simple(
         pw_thread_loop_get_loop(probe.loop), "stamp-error",
         pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_MEDIA_ROLE,
-                          "Music", PW_KEY_NODE_LATENCY, "256/48000", NULL),
+                          "Music", PW_KEY_NODE_LATENCY, latency, NULL),
         &player_events, NULL);
     uint8_t buffer[1024];
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof buffer);
@@ -219,7 +234,8 @@ int main(int argc, char **argv) {
     pw_thread_loop_unlock(probe.loop);
     pw_thread_loop_start(probe.loop);
 
-    long long deadline = now_ns() + (long long)(1000 + clicks * interval_ms + 1000) * 1000000LL;
+    long long deadline =
+        now_ns() + (long long)(1000 + clicks * interval_ms + clicks * PHASE_STEP * 1000 / RATE + 1000) * 1000000LL;
     while (now_ns() < deadline) {
         struct timespec pause = {0, 50000000};
         nanosleep(&pause, NULL);
@@ -244,12 +260,12 @@ int main(int argc, char **argv) {
     double sizes[MAX_CLICKS];
     for (int i = 0; i < heard; i++) sizes[i] = fabs(probe.errors_ms[i]);
     qsort(sizes, (size_t)heard, sizeof(double), compare);
-    printf("stamp_ms backend=%s frame_us=%d n=%d missed=%d error_p50=%.3f error_abs_p99=%.3f error_min=%.3f "
-           "error_max=%.3f latency_p50=%.2f latency_p99=%.2f\n",
-           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, heard, clicks - heard,
-           percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
-           probe.errors_ms[heard - 1], percentile(probe.latencies_ms, heard, 50),
-           percentile(probe.latencies_ms, heard, 99));
+    printf("stamp_ms backend=%s frame_us=%d quantum=%d n=%d missed=%d error_p50=%.3f error_abs_p99=%.3f "
+           "error_min=%.3f error_max=%.3f latency_min=%.2f latency_p50=%.2f latency_p99=%.2f latency_max=%.2f\n",
+           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, quantum, heard,
+           clicks - heard, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
+           probe.errors_ms[heard - 1], probe.latencies_ms[0], percentile(probe.latencies_ms, heard, 50),
+           percentile(probe.latencies_ms, heard, 99), probe.latencies_ms[heard - 1]);
     printf("steps n=%ld worst_ms=%.4f time_steps=%ld\n", probe.steps, probe.worst_step_ns / 1e6,
            probe.time_steps);
     if (clocked == DESKAUDIO_OK)

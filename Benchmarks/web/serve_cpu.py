@@ -12,16 +12,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "Browser"))
-from web_rig import Browser, Serve, play, rig_arguments, rig_environment, silence, tone  # noqa: E402
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as file:
-        fields = file.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
+from web_rig import (Browser, Serve, cpu_seconds, play, rig_arguments, rig_environment, silence,  # noqa: E402
+                     tone)
 
 def measure(process, warmup, window):
     time.sleep(warmup)

@@ -25,6 +25,13 @@ def rig_arguments(description):
     return parser
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of process `pid` so far, s (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as file:
+        fields = file.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rig_environment(rig):
     """The environment a client of the rig in folder `rig` needs (its env file)."""
     environment = dict(os.environ)

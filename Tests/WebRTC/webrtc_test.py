@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
 from janus_rig import STEREO, Janus  # noqa: E402
 from signals import block_levels, dropouts, frequency  # noqa: E402
 from stamped_recorder import StampedRecorder  # noqa: E402
-from web_rig import Browser, rig_environment  # noqa: E402
+from web_rig import Browser, cpu_seconds, rig_environment  # noqa: E402
 
 TONE_DBFS = 20 * np.log10(0.5 / np.sqrt(2))  # the 0.5-amplitude sine played: -9.03 dBFS RMS
 SFU_ADDRESS, VIEWER_ADDRESS = "10.231.0.1", "10.231.0.2"
@@ -102,13 +102,6 @@ class PageServer:
         """The page's last report at or before `moment` (CLOCK_MONOTONIC s)."""
         reports = [report for when, report in self.stats if when <= moment]
         return reports[-1] if reports else {}
-
-
-def cpu_seconds(pid):
-    """User + system CPU time of process `pid` so far, s (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as file:
-        fields = file.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_playing(page, timeout=30):
