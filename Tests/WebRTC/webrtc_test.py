@@ -236,7 +236,7 @@ def tone_levels(samples, seconds=2):
 def judge_surround(janus, options, browser_environment, page):
     """The 5.1 stream through Janus to a new Chromium; its stereo downmix at the browser's sink."""
     samples = os.path.join(options.work, "six.f32")
-    t = np.arange(48000 * 12) / 48000
+    t = np.arange(48000 * 20) / 48000  # Chromium's start, 1.5 s, 3 s recorded, and room to spare
     np.stack([0.25 * np.sin(2 * np.pi * hz * t) for hz in SURROUND_TONES], axis=1).astype("<f4").tofile(samples)
     player = subprocess.Popen(["pacat", "--playback", "--raw", "--latency-msec=200", f"--device={SURROUND_SINK}",
                                "--format=float32le", "--rate=48000", "--channels=6",
@@ -265,7 +265,7 @@ def judge_surround(janus, options, browser_environment, page):
     print("      5.1 at the browser's sink, each channel's tone in left / right (dBFS): " + ", ".join(
         f"{name} {l:.1f} / {r:.1f}" for name, l, r in zip(SURROUND_POSITIONS, left, right)))
     placed = []
-    for index, name in enumerate(SURROUND_POSITIONS):
+    for index in range(len(SURROUND_POSITIONS)):
         own, other = (left, right) if index in (0, 4) else (right, left)
         if index in (0, 1, 4, 5):  # a side channel: on its side only
             placed.append(-22 <= own[index] <= -13 and other[index] <= own[index] - 30)
@@ -288,7 +288,7 @@ def main():
     player = subprocess.Popen(["paplay", "--latency-msec=20", tone_path], env=host_environment)
     # Janus's mountpoint of the 5.1 stream takes the fmtp of the SDP its sender writes (the
     # stream's channel_mapping, streams and coupled streams), so that sender starts first; it
-    # sends nothing before the tones (the gate) but a few frames' worth of silence.
+    # sends silence until the zero gate shuts (8 s), then nothing until the tones.
     surround_sink(host_environment)
     surround_sdp = os.path.join(options.work, f"stream-{SURROUND}.sdp")
     surround_address = f"{SFU_ADDRESS}:{5002 + 2 * len(MOUNTPOINTS)}"
