@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """CPU of `deskaudio serve --web` with one browser attached against `deskaudio record` on the
 same capture (scripts/bench-serve runs it). A 1 kHz tone plus white noise (so the encoder
-works) plays into the host rig's default sink throughout; rounds alternate the order; each
-process's own CPU (utime + stime from /proc) is taken over the same window of each run, after
-start-up. The browser's CPU is not counted: it is the viewer's, not the host's."""
+works) plays into the host rig's default sink throughout. Each round runs both at once, side
+by side, and takes each process's own CPU (utime + stime from /proc) over the same window,
+after start-up, so both meet the same load; rounds alternate which starts first. (One after
+the other, as this measured before, two identical senders on this machine differed by up to
+1.28x over 20 s windows: Tests/WebRTC/webrtc_test.py.) The browser's CPU is not counted: it is
+the viewer's, not the host's."""
 import os
 import subprocess
 import sys
@@ -15,11 +18,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", 
 from web_rig import (Browser, Serve, cpu_seconds, play, rig_arguments, rig_environment, silence,  # noqa: E402
                      tone)
 
-def measure(process, warmup, window):
+def measure(processes, warmup, window):
+    """Each of `processes`' CPU over the same `window` seconds after `warmup`, as a share of a core."""
     time.sleep(warmup)
-    start = cpu_seconds(process.pid)
+    start = [cpu_seconds(process.pid) for process in processes]
     time.sleep(window)
-    return (cpu_seconds(process.pid) - start) / window
+    return [(cpu_seconds(process.pid) - before) / window for process, before in zip(processes, start)]
 
 
 def main():
@@ -37,30 +41,35 @@ def main():
     results = {"record": [], "serve": []}
     try:
         for round in range(arguments.rounds):
-            order = ["record", "serve"] if round % 2 == 0 else ["serve", "record"]
-            for kind in order:
-                if kind == "record":
-                    process = subprocess.Popen(
-                        [arguments.deskaudio, "record", "--seconds", str(window + 4),
-                         os.path.join(arguments.work, "bench.opus")],
-                        env=host, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    results[kind].append(measure(process, 2, window))
-                    process.wait()
-                else:
-                    serve = Serve(arguments.deskaudio, host, window + 30)
-                    browser = Browser(serve.url, browser_env, os.path.join(arguments.work, f"profile-{round}"))
-                    try:
-                        serve.wait_for_players(1)
-                        results[kind].append(measure(serve.process, 2, window))
-                    finally:
-                        browser.stop()
-                        serve.stop()
-                print(f"round {round + 1}: {kind} {100 * results[kind][-1]:.2f} % of a core", flush=True)
+            def start_record():
+                return subprocess.Popen(
+                    [arguments.deskaudio, "record", "--seconds", str(window + 30),
+                     os.path.join(arguments.work, "bench.opus")],
+                    env=host, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            record = start_record() if round % 2 == 0 else None
+            serve = Serve(arguments.deskaudio, host, window + 30)
+            browser = Browser(serve.url, browser_env, os.path.join(arguments.work, f"profile-{round}"))
+            try:
+                serve.wait_for_players(1)
+                record = record or start_record()
+                record_cpu, serve_cpu = measure([record, serve.process], 2, window)
+                results["record"].append(record_cpu)
+                results["serve"].append(serve_cpu)
+            finally:
+                browser.stop()
+                serve.stop()
+                if record:
+                    record.send_signal(2)
+                    record.wait(10)
+            print(f"round {round + 1}: record {100 * record_cpu:.2f} %, serve {100 * serve_cpu:.2f} % of a core "
+                  f"({serve_cpu / record_cpu:.2f}x)", flush=True)
     finally:
         player.kill()
     record, serve = np.median(results["record"]), np.median(results["serve"])
-    print(f"median over {arguments.rounds} rounds of {window:.0f} s: record {100 * record:.2f} %, "
-          f"serve with one browser {100 * serve:.2f} % of a core; serve / record = {serve / record:.2f}")
+    ratios = sorted(s / r for s, r in zip(results["serve"], results["record"]))
+    print(f"median over {arguments.rounds} rounds of {window:.0f} s side by side: record {100 * record:.2f} %, "
+          f"serve with one browser {100 * serve:.2f} % of a core; serve / record = {serve / record:.2f} "
+          f"(per round {', '.join(f'{r:.2f}' for r in ratios)})")
 
 
 if __name__ == "__main__":
