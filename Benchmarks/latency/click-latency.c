@@ -9,9 +9,10 @@
  * through libpulse-simple into the default sink, silence with a 10 ms 2 kHz burst about every
  * INTERVAL_MS: each burst PHASE_STEP samples later after the one before than INTERVAL_MS says,
  * so that the bursts fall at every place in the frame (a whole number of frames apart, every
- * burst of a run met the frame grid at the same place, and the run's latency said where). For each burst it notes when the sink will play its first sample: the
- * CLOCK_MONOTONIC time of the write plus the stream's playback latency as the server
- * reports it (pa_simple_get_latency) plus the burst's offset in the block. The callback
+ * burst of a run met the frame grid at the same place, and the run's latency said where). For
+ * each burst it notes when the sink will play its first sample: the CLOCK_MONOTONIC time of
+ * the write plus the stream's playback latency as the server reports it
+ * (pa_simple_get_latency) plus the burst's offset in the block. The callback
  * decodes every frame with the library's decoder and timestamps the first frame whose
  * level jumps above -30 dBFS. The difference is the latency: capture, the library's
  * framing (a frame is only complete at its last sample), Opus's 2.5 ms look-ahead and

@@ -11,10 +11,10 @@
  * frame and in the graph cycle: at a whole number of frames apart (200 ms is 20 frames of
  * 10 ms) every burst of a run met the frame grid at the same place, set by when the capture
  * and the player happened to start, and a run's latency said where that was (p50 5.9 to
- * 12.5 ms from run to run, docs/performance.md). In the player's process callback the stream's pw_time
- * says when the buffer being filled reaches the sink: `now` (the graph cycle's start, on
- * CLOCK_MONOTONIC) plus `delay`, `buffered` and `queued` samples; plus the burst's offset in the buffer,
- * that is the burst's first sample's true time at the sink. The frame callback decodes each
+ * 12.5 ms from run to run, docs/performance.md). In the player's process callback the
+ * stream's pw_time says when the buffer being filled reaches the sink: `now` (the graph
+ * cycle's start, on CLOCK_MONOTONIC) plus `delay`, `buffered` and `queued` samples; plus the
+ * burst's offset in the buffer, that is the burst's first sample's true time at the sink. The frame callback decodes each
  * frame with the library's decoder and finds the burst's first sample (the first above half
  * its amplitude); the decoder's output lags its input by the encoder's pre-skip, so that
  * sample's time by the frame is capture_time_ns + (index - pre_skip) samples. Prints, per

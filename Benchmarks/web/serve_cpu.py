@@ -39,13 +39,13 @@ def main():
     signal = np.clip(tone(total, 0.3) + noise, -1, 1)
     player = play(host, os.path.join(arguments.work, "bench.wav"), signal, silence(0.1))
     results = {"record": [], "serve": []}
+
+    def start_record():
+        return subprocess.Popen(
+            [arguments.deskaudio, "record", "--seconds", str(window + 30), os.path.join(arguments.work, "bench.opus")],
+            env=host, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for round in range(arguments.rounds):
-            def start_record():
-                return subprocess.Popen(
-                    [arguments.deskaudio, "record", "--seconds", str(window + 30),
-                     os.path.join(arguments.work, "bench.opus")],
-                    env=host, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             record = start_record() if round % 2 == 0 else None
             serve = Serve(arguments.deskaudio, host, window + 30)
             browser = Browser(serve.url, browser_env, os.path.join(arguments.work, f"profile-{round}"))

@@ -2,9 +2,9 @@
 RTP that `deskaudio send --rtp` sends to one port and fans it out to every WebRTC viewer.
 
 It runs with a configuration of its own (written into a work folder: only the HTTP transport
-and the streaming plugin, ICE on the test network's interface alone, two RTP mountpoints of a
-stereo Opus stream and one of 5.1), and `JanusSession` speaks its REST API (the same calls the Chromium
-page in viewer.html makes in JavaScript)."""
+and the streaming plugin, ICE on the test network's interface alone, RTP mountpoints of the
+streams given), and `JanusSession` speaks its REST API (the same calls the Chromium page in
+viewer.html makes in JavaScript)."""
 import json
 import os
 import subprocess
@@ -38,16 +38,22 @@ deskaudio{id}: {{
 """
 
 
-def _configuration(address, interface, http_port, ports, mountpoints, plugins, transports):
+def rtp_ports(mountpoints, rtp_port=5002):
+    """The port each of `mountpoints` (ids, in order) takes its RTP on: `rtp_port`,
+    `rtp_port` + 2, ... (a sender may need its port before Janus starts)."""
+    return {id: rtp_port + 2 * index for index, id in enumerate(mountpoints)}
+
+
+def _configuration(folder, address, interface, http_port, ports, mountpoints, plugins, transports):
     """The three files Janus reads: its own, the HTTP transport's, the streaming plugin's."""
     return {
         "janus.jcfg": f"""
 general: {{
-  configs_folder = "{{folder}}"
+  configs_folder = "{folder}"
   plugins_folder = "{plugins}"
   transports_folder = "{transports}"
-  events_folder = "{{folder}}/none"
-  loggers_folder = "{{folder}}/none"
+  events_folder = "{folder}/none"
+  loggers_folder = "{folder}/none"
   debug_level = 4
   log_to_stdout = true
   session_timeout = 120
@@ -91,17 +97,17 @@ class Janus:
         self.folder = os.path.join(work, "janus")
         self.url = f"http://{address}:{http_port}/janus"
         self.address = address
-        self.ports = {id: rtp_port + 2 * index for index, id in enumerate(mountpoints)}
+        self.ports = rtp_ports(mountpoints, rtp_port)
         plugins, transports = (os.path.join(self.folder, name) for name in ("plugins", "transports"))
         for folder, library in ((plugins, "plugins/libjanus_streaming.so"),
                                 (transports, "transports/libjanus_http.so")):
             os.makedirs(folder, exist_ok=True)
             os.symlink(os.path.join(LIBRARIES, library), os.path.join(folder, os.path.basename(library)))
         os.makedirs(os.path.join(self.folder, "none"), exist_ok=True)
-        for name, text in _configuration(address, interface, http_port, self.ports, mountpoints, plugins,
-                                         transports).items():
+        for name, text in _configuration(self.folder, address, interface, http_port, self.ports, mountpoints,
+                                         plugins, transports).items():
             with open(os.path.join(self.folder, name), "w") as file:
-                file.write(text.replace("{folder}", self.folder))
+                file.write(text)
         self.log_path = os.path.join(self.folder, "janus.log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(

@@ -43,7 +43,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
-from janus_rig import STEREO, Janus  # noqa: E402
+from janus_rig import STEREO, Janus, rtp_ports  # noqa: E402
 from signals import block_levels, dropouts, frequency  # noqa: E402
 from stamped_recorder import StampedRecorder  # noqa: E402
 from web_rig import Browser, cpu_seconds, rig_environment  # noqa: E402
@@ -291,13 +291,13 @@ def main():
     # sends silence until the zero gate shuts (8 s), then nothing until the tones.
     surround_sink(host_environment)
     surround_sdp = os.path.join(options.work, f"stream-{SURROUND}.sdp")
-    surround_address = f"{SFU_ADDRESS}:{5002 + 2 * len(MOUNTPOINTS)}"
+    ports = rtp_ports([*MOUNTPOINTS, SURROUND])
 
     def send(address, sdp, *more):
         return subprocess.Popen([options.deskaudio, "send", "--rtp", address, "--sdp", sdp, "--seconds", str(seconds),
                                  *more], env=host_environment, stdout=subprocess.DEVNULL,
                                 stderr=open(f"{sdp}.log", "w"))
-    surround_sender = send(surround_address, surround_sdp, "--channels", "6", "--device", SURROUND_SINK)
+    surround_sender = send(f"{SFU_ADDRESS}:{ports[SURROUND]}", surround_sdp, "--channels", "6", "--device", SURROUND_SINK)
     deadline = time.monotonic() + 10
     while not os.path.exists(surround_sdp) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -305,7 +305,6 @@ def main():
     fmtp = re.search(r"^a=fmtp:\d+ (.*)$", open(surround_sdp).read(), re.M).group(1).strip()
     janus = Janus(options.work, SFU_ADDRESS, "sfu0", {**{id: STEREO for id in MOUNTPOINTS},
                                                       SURROUND: ("multiopus", fmtp)})
-    assert janus.rtp_address(SURROUND) == surround_address
     senders = [send(janus.rtp_address(id), os.path.join(options.work, f"stream-{id}.sdp")) for id in MOUNTPOINTS]
     page, browser = PageServer(), None
     try:

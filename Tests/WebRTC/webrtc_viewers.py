@@ -5,13 +5,14 @@ own: `webrtc_viewers.py JANUS_URL MOUNTPOINT COUNT SECONDS REPORT.json`.
 Each viewer negotiates with Janus (watch, answer, start), plays nothing but decodes every
 frame its track gives (as a viewer's player would), and from its first decoded audio on counts,
 for `SECONDS`: RTP packets received and lost (aiortc's inbound-rtp stats: the sequence numbers'
-extent less what came), decoded samples, and the tone's frequency and level in its last second.
+extent less what came), and the tone's frequency and level in its last second.
 The report is a JSON list, one entry per viewer. The parent process starts several of these,
 so that the viewers' own CPU (Python, SRTP, Opus) is spread over processes."""
 import asyncio
 import json
 import sys
 import time
+from collections import deque
 
 import numpy as np
 from aiortc import RTCPeerConnection, RTCSessionDescription
@@ -41,12 +42,11 @@ async def watch(url, mountpoint, seconds):
     track = await asyncio.wait_for(tracks.get(), 20)
     first = await asyncio.wait_for(track.recv(), 20)
     started, start_stats = time.monotonic(), await inbound(pc)
-    samples, last_second, channels, keepalive = 0, [], first.layout.nb_channels, time.monotonic()
+    last_second, channels, keepalive = deque(maxlen=50), first.layout.nb_channels, time.monotonic()
     while time.monotonic() - started < seconds:
         frame = await asyncio.wait_for(track.recv(), 5)
         pcm = frame.to_ndarray().reshape(-1, channels) if frame.format.is_packed else frame.to_ndarray().T
-        samples += pcm.shape[0]
-        last_second = (last_second + [pcm[:, 0].astype(np.float64) / (32768.0 if pcm.dtype == np.int16 else 1.0)])[-50:]
+        last_second.append(pcm[:, 0].astype(np.float64) / (32768.0 if pcm.dtype == np.int16 else 1.0))
         if time.monotonic() - keepalive > 20:
             keepalive = time.monotonic()
             await loop.run_in_executor(None, session.keepalive)
@@ -60,7 +60,7 @@ async def watch(url, mountpoint, seconds):
         "received": end_stats.packetsReceived - start_stats.packetsReceived,
         "lost": max(0, end_stats.packetsLost - start_stats.packetsLost),
         "seconds": time.monotonic() - started,
-        "samples": samples, "rate": rate, "channels": channels,
+        "rate": rate, "channels": channels,
         "hz": float(np.argmax(spectrum) * rate / len(audio)),
         "dbfs": float(20 * np.log10(np.sqrt(np.mean(audio ** 2)) + 1e-12)),
     }
