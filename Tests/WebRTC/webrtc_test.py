@@ -219,10 +219,11 @@ def fan_out(janus, senders, page, work):
 
 
 def surround_sink(environment):
-    """A 5.1 null sink on the host rig (not the default: the stereo tone stays where it is)."""
-    subprocess.run(["pactl", "load-module", "module-null-sink", f"sink_name={SURROUND_SINK}", "channels=6",
-                    f"channel_map={','.join(SURROUND_POSITIONS)}", "rate=48000"],
-                   env=environment, check=True, stdout=subprocess.DEVNULL)
+    """A 5.1 null sink on the host rig (not the default: the stereo tone stays where it is);
+    its module's index, to unload it."""
+    return subprocess.run(["pactl", "load-module", "module-null-sink", f"sink_name={SURROUND_SINK}", "channels=6",
+                           f"channel_map={','.join(SURROUND_POSITIONS)}", "rate=48000"],
+                          env=environment, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def tone_levels(samples, seconds=2):
@@ -289,7 +290,7 @@ def main():
     # Janus's mountpoint of the 5.1 stream takes the fmtp of the SDP its sender writes (the
     # stream's channel_mapping, streams and coupled streams), so that sender starts first; it
     # sends silence until the zero gate shuts (8 s), then nothing until the tones.
-    surround_sink(host_environment)
+    surround_module = surround_sink(host_environment)
     surround_sdp = os.path.join(options.work, f"stream-{SURROUND}.sdp")
     ports = rtp_ports([*MOUNTPOINTS, SURROUND])
 
@@ -336,6 +337,7 @@ def main():
             sender.wait(10)
         player.terminate()
         janus.stop()
+        subprocess.run(["pactl", "unload-module", surround_module], env=host_environment, check=False)
     if failures:
         print(f"\nwebrtc: {len(failures)} checks failed; Janus's log ends:\n{janus.tail(15)}")
         sys.exit(1)
