@@ -18,3 +18,12 @@ start_signal_rig() {
   sox -q -n -r 48000 -c 2 -b 16 "$work/noise.wav" synth "$1" whitenoise vol 0.05
   sox -q -m "$work/tone.wav" "$work/noise.wav" "$work/signal.wav"
 }
+
+# valgrind_library: a copy of the installed libdeskaudio.so (the file and its links) in
+# $work/lib without debug info, which valgrind cannot read from the Swift toolchain's objects.
+# Run a host under valgrind with LD_LIBRARY_PATH="$work/lib".
+valgrind_library() {
+  mkdir -p "$work/lib"
+  cp -P .build/install/lib/libdeskaudio.so* "$work/lib/"
+  strip --strip-debug "$(readlink -f "$work/lib/libdeskaudio.so")"
+}
