@@ -15,9 +15,10 @@ enum PulseNullSink {
         _ name: String, description: String, on connection: PulseConnection, deadline: UInt64
     ) throws(DeskAudioError) -> UInt32 {
         // PulseAudio's own null sink rewinds when a stream joins, which a monitor capture
-        // hears as a glitch; pipewire-pulse has no such option.
+        // hears as a glitch; pipewire-pulse ("PulseAudio (on PipeWire 1.4.2)") has no such
+        // option.
         let isPipeWire = try PulseServerSnapshot.read(on: connection, deadline: deadline, withInputs: false).server
-            .contains("PipeWire")
+            .hasPrefix("PulseAudio (on PipeWire")
         let arguments =
             "sink_name=\(name) sink_properties=device.description=\(description)" + (isPipeWire ? "" : " norewinds=1")
         return try loadModule("module-null-sink", arguments, what: "the sink \(name)", on: connection, deadline: deadline)
