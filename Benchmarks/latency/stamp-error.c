@@ -27,7 +27,7 @@
  *   stamp_ms backend=pipewire frame_us=10000 quantum=256 n=200 missed=0 error_p50=0.000
  *     error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10 latency_p50=10.03
  *     latency_p99=16.40 latency_max=17.26
- *   steps n=1200 worst_ms=0.0001 time_steps=0
+ *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
  * QUANTUM is the node.latency the player asks for (samples at 48 kHz): the graph's cycle, and
  * with it how long a frame's last sample waits for its cycle to reach the capture.
@@ -72,7 +72,7 @@ struct probe {
     uint32_t last_sequence;
     int have_last;
     double worst_step_ns;
-    long steps, time_steps;
+    long steps, steps_over, time_steps; /* steps_over: more than 0.05 ms off the frame */
 };
 
 static struct probe probe;
@@ -153,6 +153,7 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
         double step = (double)info.capture_time_ns - (double)probe.last_capture_ns;
         double off = fabs(step - (double)info.frame_samples * 1e9 / RATE);
         if (off > probe.worst_step_ns) probe.worst_step_ns = off;
+        if (off > 50000) probe.steps_over++;
         probe.steps++;
     }
     probe.have_last = 1;
@@ -266,8 +267,8 @@ int main(int argc, char **argv) {
            clicks - heard, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
            probe.errors_ms[heard - 1], probe.latencies_ms[0], percentile(probe.latencies_ms, heard, 50),
            percentile(probe.latencies_ms, heard, 99), probe.latencies_ms[heard - 1]);
-    printf("steps n=%ld worst_ms=%.4f time_steps=%ld\n", probe.steps, probe.worst_step_ns / 1e6,
-           probe.time_steps);
+    printf("steps n=%ld worst_ms=%.4f over_0.05ms=%ld time_steps=%ld\n", probe.steps,
+           probe.worst_step_ns / 1e6, probe.steps_over, probe.time_steps);
     if (clocked == DESKAUDIO_OK)
         printf("clock source=%u jitter_ms=%.3f rate_ppm=%.1f relocks=%u\n", clock.source, clock.jitter_ns / 1e6,
                clock.rate_error_ppm, clock.relocks);
