@@ -30,8 +30,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private let periodSamples: Int
     // The channels asked of the server.
     private let layout: ChannelLayout
-    // The path latency capture times are worked back by (main loop thread only).
-    private var pathFloor = PulsePathFloor()
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -284,19 +282,15 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         // for a monitor). A timestamp of the server's own clock would be better; libpulse's
         // interpolated stream latency strayed by ±5 ms here (docs/capture.md, "Capture times").
         // An arrival is never early, only late (the server may also keep part of a cycle
-        // back until a whole fragment is ready): the clock keeps the earliest of them. So
-        // the path is the least of the last seconds' (`PulsePathFloor`): one too long would
-        // make the time early.
+        // back until a whole fragment is ready): the clock keeps the earliest of them.
         let readable = UInt64(max(pulse.pa_stream_readable_size(stream), 0))
         let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
-        let nowNs = MonotonicClock.nowNs()
         var pathNs: UInt64 = 0
         if let info = pulse.pa_stream_get_timing_info(stream) {
-            pathNs = pathFloor.floor(
-                adding: (info.pointee.source_usec + info.pointee.transport_usec) * 1000, at: nowNs)
+            pathNs = (info.pointee.source_usec + info.pointee.transport_usec) * 1000
         }
         var sampleTimeNs: Int64? = Int64(
-            bitPattern: nowNs &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
+            bitPattern: MonotonicClock.nowNs() &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
         // A hole (no samples) is skipped: the worker's clock follows the audio, and the time
         // reported for the audio after it moves on by the hole.
         PulseConnection.readFragments(of: stream) { samples, floats in
