@@ -22,12 +22,15 @@
  * minus the true time), then a summary line, the worst distance of consecutive frames' capture
  * times from their nominal length within continuous runs (from 2 s in, once the clock has
  * locked; a frame flagged DESKAUDIO_FRAME_TIME_STEP, where the server's clock stepped against
- * the samples and the library says so, ends a run and is counted as time_steps), and
+ * the samples and the library says so, ends a run and is counted as time_steps; over_0.05ms
+ * counts the frames more than 0.05 ms off), the bursts after which the capture's sample
+ * count against the player's moved (sample_slips: audio the capture path lost or gained
+ * between two bursts, and how many samples in all; each burst's line shows the count), and
  * deskaudio_get_clock()'s mapping:
  *   stamp_ms backend=pipewire frame_us=10000 quantum=256 n=200 missed=0 error_p50=0.000
  *     error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10 latency_p50=10.03
  *     latency_p99=16.40 latency_max=17.26
- *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0
+ *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0 sample_slips=0 slipped_samples=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
  * QUANTUM is the node.latency the player asks for (samples at 48 kHz): the graph's cycle, and
  * with it how long a frame's last sample waits for its cycle to reach the capture.
@@ -61,6 +64,13 @@ struct probe {
     uint64_t interval_samples;
     int clicks_played, clicks_wanted;
     _Atomic long long pending_true_ns; /* true sink time of the burst not yet heard; 0: none */
+    _Atomic long long pending_sample;  /* its first sample's index in what the player played */
+    /* Samples of the capture's stream (sample_clock) before a burst, less the player's before
+     * it, at the last burst heard: a change from burst to burst is audio the capture lost or
+     * gained between them (a skip), told apart from a timing error. */
+    long long last_offset;
+    int have_offset;
+    long sample_slips, slipped_samples;
     _Atomic int pending_click;
     deskaudio_decoder *decoder;
     int32_t pre_skip;
@@ -110,6 +120,7 @@ static void on_process(void *data) {
                             (long long)time.now, (long long)time.delay, (unsigned long long)time.buffered,
                             (unsigned long long)time.queued, (unsigned long long)time.ticks, i, frames);
                 atomic_store(&probe.pending_click, probe.clicks_played);
+                atomic_store(&probe.pending_sample, (long long)sample);
                 atomic_store(&probe.pending_true_ns, true_ns);
             }
             /* cos: the burst starts at its peak, a sharp onset for the detector. */
@@ -171,8 +182,15 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
         if (n < MAX_CLICKS) {
             probe.errors_ms[n] = (stamped_ns - (double)true_ns) / 1e6;
             probe.latencies_ms[n] = (double)(arrived - true_ns) / 1e6;
-            printf("burst %d: stamp error %+.3f ms, latency %.2f ms\n", atomic_load(&probe.pending_click),
-                   probe.errors_ms[n], probe.latencies_ms[n]);
+            long long offset = (long long)info.sample_clock + i - probe.pre_skip - atomic_load(&probe.pending_sample);
+            if (probe.have_offset && llabs(offset - probe.last_offset) > 2) {
+                probe.sample_slips++;
+                probe.slipped_samples += offset - probe.last_offset;
+            }
+            probe.last_offset = offset;
+            probe.have_offset = 1;
+            printf("burst %d: stamp error %+.3f ms, latency %.2f ms, capture-player samples %lld\n",
+                   atomic_load(&probe.pending_click), probe.errors_ms[n], probe.latencies_ms[n], offset);
             atomic_store(&probe.heard, n + 1);
         }
         atomic_store(&probe.pending_true_ns, 0);
@@ -267,8 +285,9 @@ int main(int argc, char **argv) {
            clicks - heard, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
            probe.errors_ms[heard - 1], probe.latencies_ms[0], percentile(probe.latencies_ms, heard, 50),
            percentile(probe.latencies_ms, heard, 99), probe.latencies_ms[heard - 1]);
-    printf("steps n=%ld worst_ms=%.4f over_0.05ms=%ld time_steps=%ld\n", probe.steps,
-           probe.worst_step_ns / 1e6, probe.steps_over, probe.time_steps);
+    printf("steps n=%ld worst_ms=%.4f over_0.05ms=%ld time_steps=%ld sample_slips=%ld slipped_samples=%ld\n",
+           probe.steps, probe.worst_step_ns / 1e6, probe.steps_over, probe.time_steps, probe.sample_slips,
+           probe.slipped_samples);
     if (clocked == DESKAUDIO_OK)
         printf("clock source=%u jitter_ms=%.3f rate_ppm=%.1f relocks=%u\n", clock.source, clock.jitter_ns / 1e6,
                clock.rate_error_ppm, clock.relocks);
