@@ -300,9 +300,20 @@ def relayed(deskaudio, host, browser_env, work):
     quiet &= clear_of(page_output_holes(pilot, bs + 3, be - 3, "through the tone"), bs + 3, len(quiet))
     longest = max((len(run) for run in "".join("q" if q else "." for q in quiet).split(".")), default=0)
     check(be - bs >= 1900, f"the browser played the tone for {(be - bs + 1) / 100:.2f} s (20 s played)")
-    check(longest <= relay.longest_loss_run + 1,
+    # Frames the player had no audio for in time, beyond the relay's losses: those that came
+    # too late and those concealed while it waited. They come from stalls upstream of the
+    # relay's jitter (CI's run 3 of 2026-11-28: 5 late and 8 waited for, the host sink's
+    # recorder's clock moved 55 ms, a 5-block quiet run; none in the run beside it), so a
+    # quiet run may be that much longer; they are few, or the player's delay is too short.
+    late, lost = player_stats.get("framesLate", 0), player_stats.get("framesLost", 0)
+    waited = max(0, player_stats.get("framesConcealed", 0) - lost)
+    received = player_stats.get("framesReceived", 0)
+    check(late + waited <= received // 200,
+          f"frames the player had no audio for in time, beyond the relay's losses: {late} late, {waited} concealed "
+          f"while it waited (0.5 % of the {received} received allowed)")
+    check(longest <= relay.longest_loss_run + 1 + late + waited,
           f"longest run of 10 ms blocks missing the tone (12 dB low) where the page's pilot played on: {longest} "
-          f"(the relay's longest loss run {relay.longest_loss_run} + 1 allowed)")
+          f"(the relay's longest loss run {relay.longest_loss_run} + 1 + those {late + waited} allowed)")
     latencies, missed = sink_to_sink(host_samples, host_time, browser_samples, browser_time,
                                      (host_spans[0][1] + 50) * BLOCK, (be + 50) * BLOCK)
     p99 = report_latency("through the relay", latencies, missed, player_stats)
@@ -315,12 +326,11 @@ def relayed(deskaudio, host, browser_env, work):
     # stamps: 5 ms either side allowed).
     with_drop = [at for at in missed if any(first - 5e6 <= at + 10e6 and at - 5e6 <= last
                                             for first, last in relay.dropped_spans)]
-    late, shed = player_stats.get("framesLate", 0), player_stats.get("framesDropped", 0)
-    underruns = max(0, player_stats.get("framesConcealed", 0) - player_stats.get("framesLost", 0))
-    check(len(missed) - len(with_drop) <= late + shed + underruns,
+    shed = player_stats.get("framesDropped", 0)
+    check(len(missed) - len(with_drop) <= late + shed + waited,
           f"the browser played {len(latencies)} of the 200 bursts; of the {len(missed)} it did not, {len(with_drop)} "
           f"were in a frame the relay dropped, and the other {len(missed) - len(with_drop)} at most as many as the "
-          f"frames the player did not play as they came ({late} late, {shed} dropped to shed delay, {underruns} "
+          f"frames the player did not play as they came ({late} late, {shed} dropped to shed delay, {waited} "
           f"concealed while it waited)")
     # The target is 100 ms (see the loopback bound); the relay's 5-35 ms are in the jitter.
     report_delays(delays)
