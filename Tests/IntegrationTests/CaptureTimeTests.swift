@@ -138,8 +138,11 @@ extension RealServerTests {
         /// are stamped from when each read arrived, smoothed by the same clock loop and moved
         /// to the earliest arrivals (`ArrivalEnvelope`). Measured (docs/capture.md): p50 +0.14
         /// to +0.21 ms, abs p99 0.27 to 0.36 ms in 200 bursts; before the envelope p50 +2.7 ms.
-        /// The p99 bound is looser: a quantum the server skips, which this path cannot see,
-        /// puts the bursts of the next second up to 5 ms off (two runs of nine, docs/capture.md).
+        /// The p99 bound is looser: a quantum the server skips, which this path cannot see at
+        /// once, puts the bursts of the next 250-375 ms up to 5 ms off, until the line steps
+        /// (`SkippedCycleWatch`, flagged TIME_STEP, which the probe counts apart); elsewhere
+        /// consecutive frames are within 0.05 ms of their length (0.036-0.042 ms in six CI
+        /// runs before the line's own moves were limited too, docs/capture.md).
         @Test func pulseStampsFramesWithinAFewMillisecondsSteadily() throws {
             let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000)
             #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
@@ -148,7 +151,7 @@ extension RealServerTests {
                 result["stamp_ms.error_abs_p99"] <= 6,
                 "stamp error p99 \(result["stamp_ms.error_abs_p99"]) ms (\(result["stamp_ms.error_min"])…\(result["stamp_ms.error_max"]))")
             expectInRealTime(
-                result["steps.worst_ms"] <= 0.25, "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms")
+                result["steps.worst_ms"] <= 0.05, "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms")
             #expect(result["clock.source"] == 2, "the mapping is app audio's clock")
         }
     }

@@ -31,6 +31,7 @@ final class StreamClock: @unchecked Sendable {
     // Reporting thread only.
     private var estimator = ClockEstimator()
     private var envelope = ArrivalEnvelope()
+    private var skipWatch = SkippedCycleWatch()
     // The published reading: odd while the reporting thread writes it.
     private let sequence = Atomic<UInt64>(0)
     private let position = Atomic<Int64>(0)
@@ -46,12 +47,29 @@ final class StreamClock: @unchecked Sendable {
     func report(position samplePosition: Int64, timeNs: UInt64, source: Source) {
         let relocksBefore = estimator.relocks
         let predicted = estimator.line?.timeNs(ofPosition: samplePosition)
+        if source == .arrival && envelope.isSettled(at: samplePosition) {
+            skipWatch.note(position: samplePosition, timeNs: timeNs, estimator: estimator)
+        }
         estimator.report(position: samplePosition, timeNs: timeNs)
         guard var line = estimator.line else { return }
         if source == .arrival {
-            let restarted = estimator.relocks != relocksBefore
-            let distance = predicted.flatMap { restarted ? nil : Double(timeNs) - $0 }
-            line.timeNs += envelope.shift(afterReportOf: samplePosition, distanceNs: distance)
+            // The report's distance from the line it came to: nil where the line started again.
+            var distance = predicted.map { Double(timeNs) - $0 }
+            var lineMoved = predicted.map { line.timeNs(ofPosition: samplePosition) - $0 } ?? 0
+            if estimator.relocks != relocksBefore {
+                skipWatch.reset()
+                distance = nil
+            } else if let reported = distance, let stepped = steppedLine(position: samplePosition, distanceNs: reported),
+                let steppedLine = stepped.line
+            {
+                estimator = stepped
+                skipWatch.reset()
+                envelope.restartWindow(at: samplePosition)
+                line = steppedLine
+                distance = Double(timeNs) - steppedLine.timeNs(ofPosition: samplePosition)
+                lineMoved = 0  // (the stepped line's shift is the envelope's least distance)
+            }
+            line.timeNs += envelope.shift(afterReportOf: samplePosition, distanceNs: distance, lineMovedNs: lineMoved)
         }
         sequence.add(1, ordering: .sequentiallyConsistent)
         position.store(line.position, ordering: .sequentiallyConsistent)
@@ -62,6 +80,21 @@ final class StreamClock: @unchecked Sendable {
         relocks.store(estimator.relocks, ordering: .sequentiallyConsistent)
         published.store(true, ordering: .sequentiallyConsistent)
         sequence.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    // For arrivals, once the envelope has settled: the estimator moved to where the samples
+    // now are, when a report shows the line is off by more than arrivals stray. Later: the
+    // watch saw every report of 250 ms late (a skipped graph cycle). Earlier: a report came
+    // before the envelope's least distance allows, and arrivals are never early (the line was moved
+    // late by a stretch of late wake-ups taken for a skip, or the server caught up).
+    private func steppedLine(position: Int64, distanceNs: Double) -> ClockEstimator? {
+        guard envelope.isSettled(at: position) else { return nil }
+        if let skipped = skipWatch.skippedCycle(at: position, earliestNs: envelope.earliestNs) { return skipped }
+        let earlyNs = envelope.earliestNs - distanceNs
+        guard earlyNs > SkippedCycleWatch.stepThresholdNs else { return nil }
+        var stepped = estimator
+        stepped.step(byNs: -earlyNs, at: position)
+        return stepped
     }
 
     /// The current line, or nil before the stream's first report. Any thread; never waits

@@ -10,10 +10,13 @@
 /// negative while the line is steady) leaves it late by the least delay instead of the mean.
 /// The window is kept in `bucketCount` parts of the stream's positions, each the least
 /// distance reported in it, so it moves on a part (125 ms) at a time. The shift follows that
-/// least distance at once for `settlingSamples` after the line (re)starts, then by at most
-/// `slewPerFrameNs` a 10 ms frame, so that consecutive frames stay their length apart within
-/// that when a part holding the least distance is forgotten. A value type with no locks or
-/// allocation: the reporting thread owns it.
+/// least distance at once for `settlingSamples` after the line (re)starts; after that, the
+/// time the line and the shift give a sample moves by at most `slewPerFrameNs` a 10 ms frame
+/// (the shift takes up what the line moved beyond that), so that consecutive frames stay
+/// their length apart within that when a part holding the least distance is forgotten, or
+/// while the line follows reports that all came later (a skipped cycle, until
+/// `SkippedCycleWatch` steps it). A value type with no locks or allocation: the reporting
+/// thread owns it.
 struct ArrivalEnvelope: Sendable {
     /// Samples of the stream whose reports count: one second.
     static let windowSamples = Int64(AudioFormat.sampleRate)
@@ -23,7 +26,8 @@ struct ArrivalEnvelope: Sendable {
     /// How long after the line (re)starts the shift follows the envelope at once: 2 s, as
     /// `ClockEstimator` narrows in about that.
     static let settlingSamples = Int64(2 * AudioFormat.sampleRate)
-    /// How much the shift may move per 10 ms of audio after that: 0.02 ms.
+    /// How much the time of a sample (the line's and the shift's) may move per 10 ms of audio
+    /// after that: 0.02 ms.
     static let slewPerFrameNs = 20_000.0
 
     // The least distance in each part of the window, by part number modulo `bucketCount`;
@@ -47,15 +51,17 @@ struct ArrivalEnvelope: Sendable {
     mutating func add(distanceNs: Double, position: Int64) {
         let count = Int64(Self.bucketCount)
         let bucket = position / Self.bucketSamples
-        if let newest = newestBucket, bucket >= newest {
-            // Parts the window moved past are forgotten.
-            var passed = newest + 1
-            while passed <= min(bucket, newest + count) {
-                least[Int(passed % count)] = .infinity
-                passed += 1
+        if let newest = newestBucket {
+            if bucket >= newest {
+                // Parts the window moved past are forgotten.
+                var passed = newest + 1
+                while passed <= min(bucket, newest + count) {
+                    least[Int(passed % count)] = .infinity
+                    passed += 1
+                }
+            } else {
+                reset()
             }
-        } else {
-            reset()
         }
         newestBucket = bucket
         let slot = Int(bucket % count)
@@ -65,8 +71,9 @@ struct ArrivalEnvelope: Sendable {
     }
 
     /// What to add to the line (ns) after a report of sample `position` that was
-    /// `distanceNs` from it, or nil when the line started again from the report.
-    mutating func shift(afterReportOf position: Int64, distanceNs: Double?) -> Double {
+    /// `distanceNs` from it, or nil when the line started again from the report; the report
+    /// moved the line's time for `position` by `lineMovedNs`.
+    mutating func shift(afterReportOf position: Int64, distanceNs: Double?, lineMovedNs: Double) -> Double {
         guard let distanceNs, position >= lastPosition else {
             reset()
             lineStart = position
@@ -78,10 +85,28 @@ struct ArrivalEnvelope: Sendable {
             shiftNs = earliestNs
         } else {
             let limit = Self.slewPerFrameNs * Double(position - lastPosition) / Double(AudioFormat.frameSamples)
-            shiftNs += min(max(earliestNs - shiftNs, -limit), limit)
+            let wanted = lineMovedNs + earliestNs - shiftNs
+            shiftNs += min(max(wanted, -limit), limit) - lineMovedNs
         }
         lastPosition = position
         return shiftNs
+    }
+
+    /// True once the line has run `settlingSamples` since it (re)started, at sample `position`.
+    func isSettled(at position: Int64) -> Bool {
+        position - lineStart >= Self.settlingSamples
+    }
+
+    /// After the line stepped to where the least report lies `earliestNs` from it
+    /// (`SkippedCycleWatch`): forgets the reports, which were measured from the line before,
+    /// shifts by that least distance, and goes on as if a report at that distance had come
+    /// at `position` (the window fills again from there, the shift moving by the slew).
+    mutating func restartWindow(at position: Int64) {
+        for index in least.indices { least[index] = .infinity }
+        let bucket = position / Self.bucketSamples
+        newestBucket = bucket
+        least[Int(bucket % Int64(Self.bucketCount))] = earliestNs
+        shiftNs = earliestNs
     }
 
     /// Forgets every report (a new stream, or a line started again).

@@ -117,6 +117,17 @@ public struct ClockEstimator: Sendable {
         return (line.nanosecondsPerSample / nominalNanosecondsPerSample - 1) * 1e6
     }
 
+    /// Moves the line by `ns` (later, if positive) at its rate, counted as a relock, and takes
+    /// it on to sample `position` (so the next report is weighed for the time since that one,
+    /// not since an older line's): the clock stepped against the samples by that much, as
+    /// found by someone who knows more than a single report (`SkippedCycleWatch`).
+    public mutating func step(byNs ns: Double, at position: Int64) {
+        guard let current = line else { return }
+        line = Line(position: position, timeNs: current.timeNs(ofPosition: position) + ns,
+                    nanosecondsPerSample: current.nanosecondsPerSample)
+        relocks += 1
+    }
+
     /// Forgets the line and the rate: another stream, maybe of another clock, reports next.
     public mutating func reset() {
         line = nil
