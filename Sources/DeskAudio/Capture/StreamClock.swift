@@ -45,32 +45,15 @@ final class StreamClock: @unchecked Sendable {
     /// Stream thread: sample `position` of the ring's stream sounded at `timeNs`
     /// (CLOCK_MONOTONIC), as found by `source`. Allocates nothing, waits for nothing.
     func report(position samplePosition: Int64, timeNs: UInt64, source: Source) {
-        let relocksBefore = estimator.relocks
-        let predicted = estimator.line?.timeNs(ofPosition: samplePosition)
-        if source == .arrival && envelope.isSettled(at: samplePosition) {
-            skipWatch.note(position: samplePosition, timeNs: timeNs, estimator: estimator)
+        let line: ClockEstimator.Line?
+        switch source {
+        case .serverClock:
+            estimator.report(position: samplePosition, timeNs: timeNs)
+            line = estimator.line
+        case .arrival:
+            line = arrivalLine(position: samplePosition, timeNs: timeNs)
         }
-        estimator.report(position: samplePosition, timeNs: timeNs)
-        guard var line = estimator.line else { return }
-        if source == .arrival {
-            // The report's distance from the line it came to: nil where the line started again.
-            var distance = predicted.map { Double(timeNs) - $0 }
-            var lineMoved = predicted.map { line.timeNs(ofPosition: samplePosition) - $0 } ?? 0
-            if estimator.relocks != relocksBefore {
-                skipWatch.reset()
-                distance = nil
-            } else if let reported = distance, let stepped = steppedLine(position: samplePosition, distanceNs: reported),
-                let steppedLine = stepped.line
-            {
-                estimator = stepped
-                skipWatch.reset()
-                envelope.restartWindow(at: samplePosition)
-                line = steppedLine
-                distance = Double(timeNs) - steppedLine.timeNs(ofPosition: samplePosition)
-                lineMoved = 0  // (the stepped line's shift is the envelope's least distance)
-            }
-            line.timeNs += envelope.shift(afterReportOf: samplePosition, distanceNs: distance, lineMovedNs: lineMoved)
-        }
+        guard let line else { return }
         sequence.add(1, ordering: .sequentiallyConsistent)
         position.store(line.position, ordering: .sequentiallyConsistent)
         timeBits.store(line.timeNs.bitPattern, ordering: .sequentiallyConsistent)
@@ -82,13 +65,48 @@ final class StreamClock: @unchecked Sendable {
         sequence.add(1, ordering: .sequentiallyConsistent)
     }
 
-    // For arrivals, once the envelope has settled: the estimator moved to where the samples
-    // now are, when a report shows the line is off by more than arrivals stray. Later: the
-    // watch saw every report of 250 ms late (a skipped graph cycle). Earlier: a report came
-    // before the envelope's least distance allows, and arrivals are never early (the line was moved
-    // late by a stretch of late wake-ups taken for a skip, or the server caught up).
-    private func steppedLine(position: Int64, distanceNs: Double) -> ClockEstimator? {
-        guard envelope.isSettled(at: position) else { return nil }
+    // A report worked back from an arrival: the line to publish, or nil for none new. Once the
+    // envelope has settled, the line steps where the reports show it is off by more than
+    // arrivals stray (`steppedEstimator`), and a report later than the line by more than the
+    // loop's step size is left out: an arrival is late when the reading thread ran late,
+    // which says nothing of the clock (the loop would start again from it, and again from the
+    // next report, on time: two time steps for a late wake-up). A lateness that lasts is a
+    // skip, which the watch finds.
+    private func arrivalLine(position: Int64, timeNs: UInt64) -> ClockEstimator.Line? {
+        let time = Double(timeNs)
+        let predicted = estimator.line?.timeNs(ofPosition: position)
+        if envelope.isSettled(at: position), let predicted {
+            skipWatch.note(position: position, timeNs: timeNs, estimator: estimator)
+            let distance = time - predicted
+            if let stepped = steppedEstimator(position: position, distanceNs: distance), var line = stepped.line {
+                estimator = stepped
+                skipWatch.reset()
+                envelope.restartWindow(at: position)
+                line.timeNs += envelope.shift(
+                    afterReportOf: position, distanceNs: time - line.timeNs(ofPosition: position), lineMovedNs: 0)
+                return line
+            }
+            if distance >= estimator.stepThresholdNs { return nil }
+        }
+        let relocksBefore = estimator.relocks
+        estimator.report(position: position, timeNs: timeNs)
+        guard var line = estimator.line else { return nil }
+        // The report's distance from the line it came to: nil where the line started again.
+        var distance = predicted.map { time - $0 }
+        if estimator.relocks != relocksBefore {
+            skipWatch.reset()
+            distance = nil
+        }
+        let lineMoved = predicted.map { line.timeNs(ofPosition: position) - $0 } ?? 0
+        line.timeNs += envelope.shift(afterReportOf: position, distanceNs: distance, lineMovedNs: lineMoved)
+        return line
+    }
+
+    // The estimator moved to where the samples now are, or nil. Later: the watch saw every
+    // report of 250 ms late (a skipped graph cycle). Earlier: a report came before the
+    // envelope's least distance allows, and arrivals are never early (the line was moved late
+    // by a stretch of late wake-ups taken for a skip, or the server caught up).
+    private func steppedEstimator(position: Int64, distanceNs: Double) -> ClockEstimator? {
         if let skipped = skipWatch.skippedCycle(at: position, earliestNs: envelope.earliestNs) { return skipped }
         let earlyNs = envelope.earliestNs - distanceNs
         guard earlyNs > SkippedCycleWatch.stepThresholdNs else { return nil }

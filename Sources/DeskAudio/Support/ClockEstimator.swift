@@ -78,8 +78,7 @@ public struct ClockEstimator: Sendable {
         let predicted = current.timeNs(ofPosition: position)
         let error = time - predicted
         let interval = Double(position - current.position) * current.nanosecondsPerSample / 1e9
-        let stepNs = min(
-            ClockEstimator.relockThresholdNs, max(ClockEstimator.stepFloorNs, ClockEstimator.stepJitters * jitterNs))
+        let stepNs = stepThresholdNs
         // The jitter is averaged over about a second, quickly over the first reports (so
         // that a noisy server's early reports are not all taken for steps). A step counts
         // only up to the step size: a 100 ms stall must not make the next seconds' jitter
@@ -108,6 +107,12 @@ public struct ClockEstimator: Sendable {
         line = next
         bandwidth = max(
             ClockEstimator.settledBandwidth, bandwidth * exp2(-interval / ClockEstimator.narrowingHalfLife))
+    }
+
+    /// How far off the line a report must be to start it again, in ns: `stepJitters` times
+    /// the reports' jitter, at least `stepFloorNs` and at most `relockThresholdNs`.
+    public var stepThresholdNs: Double {
+        min(ClockEstimator.relockThresholdNs, max(ClockEstimator.stepFloorNs, ClockEstimator.stepJitters * jitterNs))
     }
 
     /// The rate of the audio clock against CLOCK_MONOTONIC, in parts per million (positive:
