@@ -35,11 +35,20 @@
  * QUANTUM is the node.latency the player asks for (samples at 48 kHz): the graph's cycle, and
  * with it how long a frame's last sample waits for its cycle to reach the capture.
  * A PipeWire server is needed (PipeWire native or pipewire-pulse, for the library's either
- * backend). */
+ * backend), unless STAMP_PLAYER=pulse: then the player is a PulseAudio playback stream, for a
+ * plain PulseAudio daemon, which has no graph clock. Its reference is the sink's own account
+ * of its stream: every 10 ms the player asks for its timing info (pa_stream_update_timing_info)
+ * and takes the read index and the sink's latency in it as current at the midpoint of the
+ * request's round trip (CLOCK_MONOTONIC before and after; replies that took over 1 ms are not
+ * used): a sample s plays at that time + (s - read_index) / rate + sink_usec. On a null sink,
+ * whose "playing" is its timer's clock and whose monitor hands each block over as it renders
+ * it, that is when the sample is played, to within half the round trip (the summary's
+ * reference_rtt_us line: its p50 and max over the replies used). QUANTUM is not used then. */
 #include <deskaudio.h>
 
 #include <math.h>
 #include <pipewire/pipewire.h>
+#include <pulse/pulseaudio.h>
 #include <spa/param/audio/format-utils.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,6 +68,12 @@ struct probe {
     struct pw_thread_loop *loop;
     struct pw_stream *player;
     struct spa_hook listener;
+    /* STAMP_PLAYER=pulse: the PulseAudio player, and its timing replies' round trips. */
+    pa_threaded_mainloop *pulse_loop;
+    pa_context *pulse_context;
+    pa_stream *pulse_player;
+    double rtts_us[100000];
+    int rtts;
     uint64_t played;            /* samples the player has written */
     uint64_t next_click_at;     /* the player's sample index of the next burst */
     uint64_t interval_samples;
@@ -71,7 +86,8 @@ struct probe {
     long long last_offset;
     int have_offset;
     long sample_slips, slipped_samples;
-    _Atomic int pending_click;
+    _Atomic int pending_click;  /* the burst being played, -1 before the first */
+    _Atomic int heard_click;    /* the last burst heard, -1 before the first */
     deskaudio_decoder *decoder;
     int32_t pre_skip;
     double errors_ms[MAX_CLICKS], latencies_ms[MAX_CLICKS];
@@ -93,6 +109,35 @@ static long long now_ns(void) {
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+/* The player's next `frames` samples (stereo float): silence, and a burst where one is due.
+ * Returns the index in `out` where a burst starts, or -1; that burst is the pending one, its
+ * true time for the player to set. */
+static long fill(float *out, uint32_t frames) {
+    long burst_at = -1;
+    for (uint32_t i = 0; i < frames; i++) {
+        uint64_t sample = probe.played + i;
+        float value = 0;
+        if (probe.clicks_played < probe.clicks_wanted && sample >= probe.next_click_at) {
+            uint64_t into = sample - probe.next_click_at;
+            if (into == 0) {
+                burst_at = i;
+                atomic_store(&probe.pending_true_ns, 0);
+                atomic_store(&probe.pending_click, probe.clicks_played);
+                atomic_store(&probe.pending_sample, (long long)sample);
+            }
+            /* cos: the burst starts at its peak, a sharp onset for the detector. */
+            value = AMPLITUDE * cosf(2.0f * 3.14159265f * 2000.0f * (float)into / RATE);
+            if (into + 1 == BURST_SAMPLES) {
+                probe.clicks_played++;
+                probe.next_click_at += probe.interval_samples + PHASE_STEP;
+            }
+        }
+        out[2 * i] = out[2 * i + 1] = value;
+    }
+    probe.played += frames;
+    return burst_at;
+}
+
 /* PipeWire's data thread: fill the next buffer, a burst where one is due. */
 static void on_process(void *data) {
     (void)data;
@@ -105,34 +150,18 @@ static void on_process(void *data) {
     if (b->requested && b->requested < frames) frames = (uint32_t)b->requested;
     struct pw_time time;
     int timed = pw_stream_get_time_n(probe.player, &time, sizeof time) == 0 && time.rate.denom > 0;
-    for (uint32_t i = 0; i < frames; i++) {
-        uint64_t sample = probe.played + i;
-        float value = 0;
-        if (probe.clicks_played < probe.clicks_wanted && sample >= probe.next_click_at) {
-            uint64_t into = sample - probe.next_click_at;
-            if (into == 0 && timed) {
-                double per_tick = 1e9 * time.rate.num / time.rate.denom;
-                /* queued: the samples of buffers queued before this one (b->size below). */
-                long long true_ns = time.now + (long long)((double)(time.delay + (int64_t)time.buffered) * per_tick) +
-                                    (long long)((double)(time.queued + i) * 1e9 / RATE);
-                if (getenv("STAMP_DEBUG"))
-                    fprintf(stderr, "player: now %lld delay %lld buffered %llu queued %llu ticks %llu i %u frames %u\n",
-                            (long long)time.now, (long long)time.delay, (unsigned long long)time.buffered,
-                            (unsigned long long)time.queued, (unsigned long long)time.ticks, i, frames);
-                atomic_store(&probe.pending_click, probe.clicks_played);
-                atomic_store(&probe.pending_sample, (long long)sample);
-                atomic_store(&probe.pending_true_ns, true_ns);
-            }
-            /* cos: the burst starts at its peak, a sharp onset for the detector. */
-            value = AMPLITUDE * cosf(2.0f * 3.14159265f * 2000.0f * (float)into / RATE);
-            if (into + 1 == BURST_SAMPLES) {
-                probe.clicks_played++;
-                probe.next_click_at += probe.interval_samples + PHASE_STEP;
-            }
-        }
-        out[2 * i] = out[2 * i + 1] = value;
+    long i = fill(out, frames);
+    if (i >= 0 && timed) {
+        double per_tick = 1e9 * time.rate.num / time.rate.denom;
+        /* queued: the samples of buffers queued before this one (b->size below). */
+        long long true_ns = time.now + (long long)((double)(time.delay + (int64_t)time.buffered) * per_tick) +
+                            (long long)((double)(time.queued + (uint64_t)i) * 1e9 / RATE);
+        if (getenv("STAMP_DEBUG"))
+            fprintf(stderr, "player: now %lld delay %lld buffered %llu queued %llu ticks %llu i %ld frames %u\n",
+                    (long long)time.now, (long long)time.delay, (unsigned long long)time.buffered,
+                    (unsigned long long)time.queued, (unsigned long long)time.ticks, i, frames);
+        atomic_store(&probe.pending_true_ns, true_ns);
     }
-    probe.played += frames;
     d->chunk->offset = 0;
     d->chunk->stride = 2 * sizeof(float);
     d->chunk->size = frames * 2 * sizeof(float);
@@ -193,9 +222,113 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
                    atomic_load(&probe.pending_click), probe.errors_ms[n], probe.latencies_ms[n], offset);
             atomic_store(&probe.heard, n + 1);
         }
+        atomic_store(&probe.heard_click, atomic_load(&probe.pending_click));
         atomic_store(&probe.pending_true_ns, 0);
         return;
     }
+}
+
+/* STAMP_PLAYER=pulse. The mainloop's thread: the stream asks for `bytes` more. */
+static void on_pulse_write(pa_stream *stream, size_t bytes, void *data) {
+    (void)data;
+    while (bytes >= 2 * sizeof(float)) {
+        void *buffer = NULL;
+        size_t size = bytes;
+        if (pa_stream_begin_write(stream, &buffer, &size) < 0 || !buffer || size < 2 * sizeof(float)) return;
+        uint32_t frames = (uint32_t)(size / (2 * sizeof(float)));
+        fill(buffer, frames);
+        if (pa_stream_write(stream, buffer, frames * 2 * sizeof(float), NULL, 0, PA_SEEK_RELATIVE) < 0) return;
+        bytes -= frames * 2 * sizeof(float);
+    }
+}
+
+static void on_pulse_signal(pa_stream *stream, int success, void *data) {
+    (void)stream;
+    *(int *)data = success ? 1 : -1;
+    pa_threaded_mainloop_signal(probe.pulse_loop, 0);
+}
+
+static void on_pulse_context_state(pa_context *context, void *data) {
+    (void)context;
+    (void)data;
+    pa_threaded_mainloop_signal(probe.pulse_loop, 0);
+}
+
+static void on_pulse_stream_state(pa_stream *stream, void *data) {
+    (void)stream;
+    (void)data;
+    pa_threaded_mainloop_signal(probe.pulse_loop, 0);
+}
+
+/* The main thread, every 10 ms: the pending burst's time at the sink from the stream's timing
+ * info, current at the midpoint of the request's round trip (see the top of the file). */
+static void pulse_reference(void) {
+    pa_threaded_mainloop_lock(probe.pulse_loop);
+    int done = 0;
+    long long before = now_ns();
+    pa_operation *operation = pa_stream_update_timing_info(probe.pulse_player, on_pulse_signal, &done);
+    while (operation && done == 0) pa_threaded_mainloop_wait(probe.pulse_loop);
+    long long after = now_ns();
+    if (operation) pa_operation_unref(operation);
+    const pa_timing_info *timing = done == 1 ? pa_stream_get_timing_info(probe.pulse_player) : NULL;
+    int click = atomic_load(&probe.pending_click);
+    if (timing && !timing->read_index_corrupt && after - before <= 1000000) {
+        if (probe.rtts < (int)(sizeof probe.rtts_us / sizeof probe.rtts_us[0]))
+            probe.rtts_us[probe.rtts++] = (double)(after - before) / 1e3;
+        if (click >= 0 && click != atomic_load(&probe.heard_click)) {
+            long long read = timing->read_index / (long long)(2 * sizeof(float));
+            long long sample = atomic_load(&probe.pending_sample);
+            long long true_ns = (before + after) / 2 + (long long)((double)(sample - read) * 1e9 / RATE) +
+                                (long long)timing->sink_usec * 1000;
+            atomic_store(&probe.pending_true_ns, true_ns);
+        }
+    }
+    pa_threaded_mainloop_unlock(probe.pulse_loop);
+}
+
+/* Connects the PulseAudio player to the default sink, asking for 20 ms of buffer; 0 or -1. */
+static int pulse_start(void) {
+    probe.pulse_loop = pa_threaded_mainloop_new();
+    if (!probe.pulse_loop || pa_threaded_mainloop_start(probe.pulse_loop) < 0) return -1;
+    pa_threaded_mainloop_lock(probe.pulse_loop);
+    probe.pulse_context = pa_context_new(pa_threaded_mainloop_get_api(probe.pulse_loop), "stamp-error");
+    pa_context_set_state_callback(probe.pulse_context, on_pulse_context_state, NULL);
+    int ok = pa_context_connect(probe.pulse_context, NULL, PA_CONTEXT_NOFLAGS, NULL) == 0;
+    pa_context_state_t context_state;
+    while (ok && (context_state = pa_context_get_state(probe.pulse_context)) != PA_CONTEXT_READY) {
+        if (!PA_CONTEXT_IS_GOOD(context_state)) ok = 0;
+        else pa_threaded_mainloop_wait(probe.pulse_loop);
+    }
+    if (ok) {
+        pa_sample_spec spec = {.format = PA_SAMPLE_FLOAT32LE, .rate = RATE, .channels = 2};
+        probe.pulse_player = pa_stream_new(probe.pulse_context, "stamp-error", &spec, NULL);
+        pa_stream_set_state_callback(probe.pulse_player, on_pulse_stream_state, NULL);
+        pa_stream_set_write_callback(probe.pulse_player, on_pulse_write, NULL);
+        pa_buffer_attr attributes = {.maxlength = (uint32_t)-1, .tlength = (uint32_t)pa_usec_to_bytes(20000, &spec),
+                                     .prebuf = (uint32_t)-1, .minreq = (uint32_t)-1, .fragsize = (uint32_t)-1};
+        ok = pa_stream_connect_playback(probe.pulse_player, NULL, &attributes, PA_STREAM_ADJUST_LATENCY, NULL,
+                                        NULL) == 0;
+        pa_stream_state_t stream_state;
+        while (ok && (stream_state = pa_stream_get_state(probe.pulse_player)) != PA_STREAM_READY) {
+            if (!PA_STREAM_IS_GOOD(stream_state)) ok = 0;
+            else pa_threaded_mainloop_wait(probe.pulse_loop);
+        }
+    }
+    pa_threaded_mainloop_unlock(probe.pulse_loop);
+    return ok ? 0 : -1;
+}
+
+static void pulse_stop(void) {
+    pa_threaded_mainloop_lock(probe.pulse_loop);
+    if (probe.pulse_player) {
+        pa_stream_disconnect(probe.pulse_player);
+        pa_stream_unref(probe.pulse_player);
+    }
+    pa_context_disconnect(probe.pulse_context);
+    pa_context_unref(probe.pulse_context);
+    pa_threaded_mainloop_unlock(probe.pulse_loop);
+    pa_threaded_mainloop_stop(probe.pulse_loop);
+    pa_threaded_mainloop_free(probe.pulse_loop);
 }
 
 static int compare(const void *a, const void *b) {
@@ -205,31 +338,10 @@ static int compare(const void *a, const void *b) {
 
 static double percentile(double *values, int n, int p) { return values[(n - 1) * p / 100]; }
 
-int main(int argc, char **argv) {
-    int clicks = argc > 1 ? atoi(argv[1]) : 100;
-    int interval_ms = argc > 2 ? atoi(argv[2]) : 200;
-    int frame_us = argc > 3 ? atoi(argv[3]) : 10000;
-    int quantum = argc > 4 ? atoi(argv[4]) : 256;
-    if (clicks <= 0 || clicks > MAX_CLICKS || interval_ms < 50 || quantum < 16 || quantum > 8192) {
-        fprintf(stderr, "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US] [QUANTUM 16-8192]\n",
-                MAX_CLICKS);
-        return 2;
-    }
-    probe.decoder = deskaudio_decoder_create();
-    probe.pre_skip = deskaudio_encoder_pre_skip();
-    set_audio_callback(on_frame, NULL);
-    int32_t status = deskaudio_set_frame_duration(frame_us);
-    if (status == DESKAUDIO_OK) status = enable_audio(false, true);
-    if (status != DESKAUDIO_OK) {
-        fprintf(stderr, "stamp-error: %s: %s\n", deskaudio_strerror(status), deskaudio_last_error());
-        return 1;
-    }
-
-    pw_init(&argc, &argv);
+/* The PipeWire player, on the default sink, asking for QUANTUM samples a cycle; 0 or -1. */
+static int start_pipewire_player(int *argc, char ***argv, int quantum) {
+    pw_init(argc, argv);
     probe.loop = pw_thread_loop_new("stamp-error", NULL);
-    probe.interval_samples = (uint64_t)interval_ms * RATE / 1000;
-    probe.next_click_at = RATE; /* one second of silence first */
-    probe.clicks_wanted = clicks;
     char latency[32];
     snprintf(latency, sizeof latency, "%d/%d", quantum, RATE);
     pw_thread_loop_lock(probe.loop);
@@ -244,30 +356,18 @@ int main(int argc, char **argv) {
     format.position[0] = SPA_AUDIO_CHANNEL_FL;
     format.position[1] = SPA_AUDIO_CHANNEL_FR;
     const struct spa_pod *params[1] = {spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &format)};
-    if (pw_stream_connect(probe.player, PW_DIRECTION_OUTPUT, PW_ID_ANY,
-                          PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS,
-                          params, 1) < 0) {
-        fprintf(stderr, "stamp-error: cannot connect the player\n");
-        return 1;
-    }
+    int connected = pw_stream_connect(probe.player, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+                                      PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
+                                          PW_STREAM_FLAG_RT_PROCESS,
+                                      params, 1);
     pw_thread_loop_unlock(probe.loop);
+    if (connected < 0) return -1;
     pw_thread_loop_start(probe.loop);
+    return 0;
+}
 
-    long long deadline =
-        now_ns() + (long long)(1000 + clicks * interval_ms + clicks * PHASE_STEP * 1000 / RATE + 1000) * 1000000LL;
-    while (now_ns() < deadline) {
-        struct timespec pause = {0, 50000000};
-        nanosleep(&pause, NULL);
-    }
-    deskaudio_clock clock = {0};
-    int32_t clocked = deskaudio_get_clock(&clock, sizeof clock);
-    pw_thread_loop_stop(probe.loop);
-    pw_stream_destroy(probe.player);
-    pw_thread_loop_destroy(probe.loop);
-    enable_audio(false, false);
-    set_audio_callback(NULL, NULL);
-    deskaudio_decoder_destroy(probe.decoder);
-
+/* Prints the run's summary lines (see the top of the file); the exit status. */
+static int summarize(int clicks, int frame_us, int quantum, int32_t clocked, const deskaudio_clock *clock, int pulse) {
     int heard = atomic_load(&probe.heard);
     if (heard == 0) {
         fprintf(stderr, "stamp-error: no burst was heard\n");
@@ -289,10 +389,74 @@ int main(int argc, char **argv) {
            probe.steps, probe.worst_step_ns / 1e6, probe.steps_over, probe.time_steps, probe.sample_slips,
            probe.slipped_samples);
     if (clocked == DESKAUDIO_OK)
-        printf("clock source=%u jitter_ms=%.3f rate_ppm=%.1f relocks=%u\n", clock.source, clock.jitter_ns / 1e6,
-               clock.rate_error_ppm, clock.relocks);
+        printf("clock source=%u jitter_ms=%.3f rate_ppm=%.1f relocks=%u\n", clock->source, clock->jitter_ns / 1e6,
+               clock->rate_error_ppm, clock->relocks);
     else
         printf("clock unavailable: %s\n", deskaudio_last_error());
-    pw_deinit();
+    if (pulse && probe.rtts > 0) {
+        qsort(probe.rtts_us, (size_t)probe.rtts, sizeof(double), compare);
+        printf("reference_rtt_us n=%d p50=%.0f max=%.0f\n", probe.rtts, percentile(probe.rtts_us, probe.rtts, 50),
+               probe.rtts_us[probe.rtts - 1]);
+    }
     return 0;
+}
+
+int main(int argc, char **argv) {
+    int clicks = argc > 1 ? atoi(argv[1]) : 100;
+    int interval_ms = argc > 2 ? atoi(argv[2]) : 200;
+    int frame_us = argc > 3 ? atoi(argv[3]) : 10000;
+    int quantum = argc > 4 ? atoi(argv[4]) : 256;
+    if (clicks <= 0 || clicks > MAX_CLICKS || interval_ms < 50 || quantum < 16 || quantum > 8192) {
+        fprintf(stderr, "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US] [QUANTUM 16-8192]\n",
+                MAX_CLICKS);
+        return 2;
+    }
+    probe.decoder = deskaudio_decoder_create();
+    probe.pre_skip = deskaudio_encoder_pre_skip();
+    set_audio_callback(on_frame, NULL);
+    int32_t status = deskaudio_set_frame_duration(frame_us);
+    if (status == DESKAUDIO_OK) status = enable_audio(false, true);
+    if (status != DESKAUDIO_OK) {
+        fprintf(stderr, "stamp-error: %s: %s\n", deskaudio_strerror(status), deskaudio_last_error());
+        return 1;
+    }
+
+    probe.interval_samples = (uint64_t)interval_ms * RATE / 1000;
+    probe.next_click_at = RATE; /* one second of silence first */
+    probe.clicks_wanted = clicks;
+    atomic_store(&probe.pending_click, -1);
+    atomic_store(&probe.heard_click, -1);
+    const char *player = getenv("STAMP_PLAYER");
+    int pulse = player && strcmp(player, "pulse") == 0;
+    if (pulse) {
+        if (pulse_start() < 0) {
+            fprintf(stderr, "stamp-error: cannot connect the PulseAudio player\n");
+            return 1;
+        }
+    } else if (start_pipewire_player(&argc, &argv, quantum) < 0) {
+        fprintf(stderr, "stamp-error: cannot connect the player\n");
+        return 1;
+    }
+
+    long long deadline =
+        now_ns() + (long long)(1000 + clicks * interval_ms + clicks * PHASE_STEP * 1000 / RATE + 1000) * 1000000LL;
+    while (now_ns() < deadline) {
+        struct timespec pause = {0, pulse ? 10000000 : 50000000};
+        nanosleep(&pause, NULL);
+        if (pulse) pulse_reference();
+    }
+    deskaudio_clock clock = {0};
+    int32_t clocked = deskaudio_get_clock(&clock, sizeof clock);
+    if (pulse) {
+        pulse_stop();
+    } else {
+        pw_thread_loop_stop(probe.loop);
+        pw_stream_destroy(probe.player);
+        pw_thread_loop_destroy(probe.loop);
+        pw_deinit();
+    }
+    enable_audio(false, false);
+    set_audio_callback(NULL, NULL);
+    deskaudio_decoder_destroy(probe.decoder);
+    return summarize(clicks, frame_us, quantum, clocked, &clock, pulse);
 }

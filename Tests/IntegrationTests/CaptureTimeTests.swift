@@ -8,7 +8,8 @@ import Testing
 
 /// Benchmarks/latency/stamp-error.c, built into .build/ by scripts/test: plays bursts through
 /// its own PipeWire stream and takes each one's true time at the sink from that stream's
-/// graph clock (pw_time), so it needs the PipeWire rig.
+/// graph clock (pw_time), or, with STAMP_PLAYER=pulse on plain PulseAudio, through a
+/// PulseAudio stream, from the sink's own account of it (its timing info).
 let stampErrorProbe = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent(".build/stamp-error").path
@@ -35,11 +36,12 @@ extension RealServerTests {
             subscript(_ key: String) -> Double { values[key] ?? .nan }
         }
 
-        static func probe(backend: String, frameMicroseconds: Int) throws -> ProbeResult {
+        static func probe(backend: String, frameMicroseconds: Int, player: String = "pipewire") throws -> ProbeResult {
             let run = try ExternalTools.run(
-                [stampErrorProbe, "40", "200", "\(frameMicroseconds)"], environment: ["DESKAUDIO_BACKEND": backend])
+                [stampErrorProbe, "40", "200", "\(frameMicroseconds)"],
+                environment: ["DESKAUDIO_BACKEND": backend, "STAMP_PLAYER": player])
             #expect(run.status == 0, "stamp-error: \(run.error)")
-            print("measured: capture times, \(backend), \(frameMicroseconds / 1000) ms frames: "
+            print("measured: capture times, \(backend), \(player) player, \(frameMicroseconds / 1000) ms frames: "
                 + run.output.split(separator: "\n").filter { !$0.hasPrefix("burst ") }.joined(separator: "; "))
             return ProbeResult(run.output)
         }
@@ -153,6 +155,23 @@ extension RealServerTests {
             expectInRealTime(
                 result["steps.worst_ms"] <= 0.05, "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms")
             #expect(result["clock.source"] == 2, "the mapping is app audio's clock")
+        }
+
+        /// Plain PulseAudio (the rig's null sink at s16 44.1 kHz): the reference is the sink's
+        /// own account of the probe's playback stream (read index and latency, stamped at the
+        /// midpoint of the timing request's round trip), and a sink's monitor gets each block
+        /// the sink's latency before it is played: the capture adds that back.
+        @Test func plainPulseAudioStampsFramesAtTheSinksTime() throws {
+            try withPlainPulseAudio { _ in
+                let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000, player: "pulse")
+                #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
+                #expect(abs(result["stamp_ms.error_p50"]) <= 1, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
+                expectInRealTime(
+                    result["stamp_ms.error_abs_p99"] <= 2,
+                    "stamp error p99 \(result["stamp_ms.error_abs_p99"]) ms (\(result["stamp_ms.error_min"])…\(result["stamp_ms.error_max"]))")
+                expectInRealTime(
+                    result["steps.worst_ms"] <= 0.05, "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms")
+            }
         }
     }
 }

@@ -30,6 +30,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private let periodSamples: Int
     // The channels asked of the server.
     private let layout: ChannelLayout
+    // How long before it is played a plain PulseAudio sink hands its monitor a block.
+    private let sinkLead = PulseSinkLead()
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -64,6 +66,10 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 if case .failure(let error) = resolution { throw error }
                 throw DeskAudioError.streamFailed("PulseAudio gave no capture device")
             }
+            // The lead first, so that the first capture times have it (not known by the
+            // deadline: none, until a read asks again).
+            sinkLead.ask(device: device, on: newConnection.context, nowNs: MonotonicClock.nowNs())
+            try? newConnection.wait(until: deadline, what: "the sink's latency") { sinkLead.answered }
             try recordLocked(from: device, on: newConnection, deadline: deadline)
             followedDevice = device
             if target.deviceName == nil {
@@ -279,18 +285,21 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private func readAvailable(_ stream: OpaquePointer?) {
         // The newest readable sample arrived now, after the source's latency and the
         // transport's (PulseAudio's timing info; pipewire-pulse reports no source latency
-        // for a monitor). A timestamp of the server's own clock would be better; libpulse's
-        // interpolated stream latency strayed by ±5 ms here (docs/capture.md, "Capture times").
-        // An arrival is never early, only late (the server may also keep part of a cycle
-        // back until a whole fragment is ready): the clock keeps the earliest of them.
+        // for a monitor), and, from a plain PulseAudio sink's monitor, the sink's lead before
+        // it is played (`PulseSinkLead`). A timestamp of the server's own clock would be
+        // better; libpulse's interpolated stream latency strayed by ±5 ms here (docs/capture.md,
+        // "Capture times"). An arrival is never early, only late (the server may also keep
+        // part of a cycle back until a whole fragment is ready): the clock keeps the earliest.
+        let now = MonotonicClock.nowNs()
+        sinkLead.refresh(stream: stream, context: connection?.context, nowNs: now)
         let readable = UInt64(max(pulse.pa_stream_readable_size(stream), 0))
         let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
         var pathNs: UInt64 = 0
         if let info = pulse.pa_stream_get_timing_info(stream) {
             pathNs = (info.pointee.source_usec + info.pointee.transport_usec) * 1000
         }
-        var sampleTimeNs: Int64? = Int64(
-            bitPattern: MonotonicClock.nowNs() &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
+        var sampleTimeNs: Int64? =
+            Int64(bitPattern: now &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs) &+ sinkLead.leadNs
         // A hole (no samples) is skipped: the worker's clock follows the audio, and the time
         // reported for the audio after it moves on by the hole.
         PulseConnection.readFragments(of: stream) { samples, floats in
