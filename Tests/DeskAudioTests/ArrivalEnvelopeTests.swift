@@ -22,6 +22,9 @@ import Testing
         var errors: [Double]
         var worstStepNs: Double
         var relocks: Int
+
+        /// The largest error either way.
+        var worstErrorNs: Double { max(abs(errors.first!), abs(errors.last!)) }
     }
 
     /// Runs `seconds` of reads through a `StreamClock`, reported as arrivals or (to compare)
@@ -87,7 +90,7 @@ import Testing
         let plain = try Self.run(seconds: 30, source: .serverClock).errors
         let enveloped = try Self.run(seconds: 30, source: .arrival)
         let plainMedian = Self.percentile(plain, 0.5)
-        let worst = max(abs(enveloped.errors.first!), abs(enveloped.errors.last!))
+        let worst = enveloped.worstErrorNs
         print("measured: every arrival: median error \(plainMedian / 1e6) ms; enveloped: median \(Self.percentile(enveloped.errors, 0.5) / 1e6) ms, worst \(worst / 1e6) ms, consecutive frames \(enveloped.worstStepNs / 1e6) ms off 10 ms at worst, \(enveloped.relocks) steps")
         #expect(plainMedian > 2_000_000, "the model's arrivals are late by 2.7 ms on average: \(plainMedian / 1e6) ms")
         #expect(worst < 300_000, "worst error through the envelope: \(worst / 1e6) ms")
@@ -102,7 +105,7 @@ import Testing
     @Test func aSkippedCycleIsSteppedToAtOnce() throws {
         let skip = 256 * 1e9 / 48_000
         let run = try Self.run(seconds: 20, source: .arrival, lateStepNs: skip, stepAt: 10.003, judgeFrom: 10.4)
-        let worst = max(abs(run.errors.first!), abs(run.errors.last!))
+        let worst = run.worstErrorNs
         print("measured: a cycle skipped at 10 s: worst error from 10.4 s \(worst / 1e6) ms; consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst; \(run.relocks) steps")
         #expect(run.relocks == 1, "steps: \(run.relocks)")
         #expect(worst < 300_000, "worst error from 0.4 s after the skip: \(worst / 1e6) ms")
@@ -113,7 +116,7 @@ import Testing
     /// (stepped to, as a skip).
     @Test func aLaterArrivalForGoodIsFollowed() throws {
         let run = try Self.run(seconds: 20, source: .arrival, lateStepNs: 4_000_000, stepAt: 10, judgeFrom: 11)
-        let worst = max(abs(run.errors.first!), abs(run.errors.last!))
+        let worst = run.worstErrorNs
         print("measured: arrivals 4 ms later from 10 s: worst error from 11 s \(worst / 1e6) ms, \(run.relocks) steps")
         #expect(worst < 300_000, "worst error from 1 s after the step: \(worst / 1e6) ms")
     }
@@ -122,7 +125,7 @@ import Testing
     /// of 250 ms is late throughout.
     @Test func wideWakeUpsAreNotTakenForSkips() throws {
         let run = try Self.run(seconds: 60, source: .arrival, wakeNs: 3_000_000)
-        let worst = max(abs(run.errors.first!), abs(run.errors.last!))
+        let worst = run.worstErrorNs
         print("measured: wake-ups 0-3 ms late for 60 s: \(run.relocks) steps, worst error \(worst / 1e6) ms, consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst")
         #expect(run.relocks == 0, "steps: \(run.relocks)")
     }
@@ -135,7 +138,7 @@ import Testing
     func aLateWakeUpIsNoTimeStep(lateNs: Double, forSeconds: Double) throws {
         let run = try Self.run(
             seconds: 20, source: .arrival, lateStepNs: lateNs, stepAt: 10, stepUntil: 10 + forSeconds, truthMoves: false)
-        let worst = max(abs(run.errors.first!), abs(run.errors.last!))
+        let worst = run.worstErrorNs
         print("measured: wake-ups \(lateNs / 1e6) ms late for \(forSeconds * 1000) ms at 10 s: \(run.relocks) steps, worst error \(worst / 1e6) ms, consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst")
         #expect(run.relocks == 0, "steps: \(run.relocks)")
         #expect(worst < 300_000, "worst error: \(worst / 1e6) ms")
@@ -149,7 +152,7 @@ import Testing
         let run = try Self.run(
             seconds: 20, source: .arrival, lateStepNs: 3_000_000, stepAt: 10, stepUntil: 10.4, truthMoves: false,
             judgeFrom: 11.4)
-        let worst = max(abs(run.errors.first!), abs(run.errors.last!))
+        let worst = run.worstErrorNs
         print("measured: wake-ups 3 ms late from 10 to 10.4 s: \(run.relocks) steps, worst error from 11.4 s \(worst / 1e6) ms")
         #expect(run.relocks % 2 == 0, "steps: \(run.relocks) (a step taken is undone)")
         #expect(worst < 300_000, "worst error from 1 s after the late stretch: \(worst / 1e6) ms")
