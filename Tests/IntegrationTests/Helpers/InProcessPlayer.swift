@@ -11,6 +11,15 @@ enum InProcessPlayer {
         var channels: UInt8 = 2
     }
 
+    /// pa_buffer_attr: -1 leaves a field to the server.
+    private struct BufferAttributes {
+        var maxlength = UInt32.max
+        var tlength = UInt32.max
+        var prebuf = UInt32.max
+        var minreq = UInt32.max
+        var fragsize = UInt32.max
+    }
+
     private typealias New = @convention(c) (
         UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
         UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeMutablePointer<Int32>?
@@ -21,7 +30,11 @@ enum InProcessPlayer {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    /// Plays `seconds` of `frequency` at `amplitude` to the default sink, as application `name`.
+    /// Plays `seconds` of `frequency` at `amplitude` to the default sink, as application `name`,
+    /// with 200 ms of buffer as the tests' `pacat` players have. (libpulse's default is 2 s, and
+    /// pipewire-pulse 1.x then hands a record stream of that application its audio in blocks
+    /// of up to that buffer, later than the capture's mix waits for a stream: docs/capture.md,
+    /// "Server versions".)
     static func play(frequency: Double, amplitude: Float, seconds: Double, name: String) throws {
         guard let library = dlopen("libpulse-simple.so.0", RTLD_NOW) else {
             throw Failure(description: "libpulse-simple.so.0: \(String(cString: dlerror()))")
@@ -36,8 +49,10 @@ enum InProcessPlayer {
         let drain = try symbol("pa_simple_drain", as: Drain.self)
         let free = try symbol("pa_simple_free", as: Free.self)
         var spec = SampleSpec()
+        var buffer = BufferAttributes()
+        buffer.tlength = UInt32(48_000 / 5 * 2 * MemoryLayout<Float>.size)
         var error: Int32 = 0
-        guard let stream = new(nil, name, 1 /* PA_STREAM_PLAYBACK */, nil, "tone", &spec, nil, nil, &error) else {
+        guard let stream = new(nil, name, 1 /* PA_STREAM_PLAYBACK */, nil, "tone", &spec, nil, &buffer, &error) else {
             throw Failure(description: "pa_simple_new failed (\(error))")
         }
         defer { free(stream) }
