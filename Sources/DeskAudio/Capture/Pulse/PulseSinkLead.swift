@@ -15,7 +15,10 @@ final class PulseSinkLead {
     /// The lead, in ns: 0 until known, on pipewire-pulse, and for a source that is no monitor.
     private(set) var leadNs: Int64 = 0
     /// True once the server answered the last question (or could not).
-    private(set) var answered = false
+    var answered: Bool { awaiting == nil }
+    private enum Question { case serverName, source, sink }
+    // What the server is to answer next; nil once the lead is in `leadNs`.
+    private var awaiting: Question?
     // Nil until the server said what it is.
     private var isPipeWire: Bool?
     private var askedAtNs: UInt64 = 0
@@ -28,53 +31,45 @@ final class PulseSinkLead {
     func ask(device: String, on context: OpaquePointer?, nowNs: UInt64) {
         self.device = device
         askedAtNs = nowNs
-        answered = false
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard let isPipeWire else {
-            let operation = pulse.pa_context_get_server_info(
-                context,
-                { context, info, userData in
-                    let lead = Unmanaged<PulseSinkLead>.fromOpaque(userData!).takeUnretainedValue()
-                    let name = info?.pointee.server_name.map { String(cString: $0) } ?? ""
-                    lead.isPipeWire = name.hasPrefix("PulseAudio (on PipeWire")
-                    lead.ask(device: lead.device, on: context, nowNs: lead.askedAtNs)
-                }, me)
-            if let operation { pulse.pa_operation_unref(operation) } else { answered = true }
-            return
-        }
-        guard !isPipeWire else {
-            answered = true
-            return
-        }
-        let operation = pulse.pa_context_get_source_info_by_name(
-            context, device,
-            { context, source, endOfList, userData in
-                let lead = Unmanaged<PulseSinkLead>.fromOpaque(userData!).takeUnretainedValue()
-                guard let source else {
-                    if endOfList != 0 && lead.askedSink == nil { lead.answered = true }
-                    return
-                }
-                let sink = source.pointee.monitor_of_sink
-                guard sink != UInt32.max else {
-                    lead.leadNs = 0
-                    lead.answered = true
-                    return
-                }
-                lead.askedSink = sink
-                let operation = pulse.pa_context_get_sink_info_by_index(
-                    context, sink,
-                    { _, sink, endOfList, userData in
+            return send(
+                .serverName,
+                pulse.pa_context_get_server_info(
+                    context,
+                    { context, info, userData in
                         let lead = Unmanaged<PulseSinkLead>.fromOpaque(userData!).takeUnretainedValue()
-                        if let sink { lead.leadNs = Int64(clamping: sink.pointee.configured_latency) &* 1000 }
-                        if sink != nil || endOfList != 0 {
-                            lead.askedSink = nil
-                            lead.answered = true
-                        }
-                    }, userData)
-                if let operation { pulse.pa_operation_unref(operation) } else { lead.answered = true }
-            }, me)
-        askedSink = nil
-        if let operation { pulse.pa_operation_unref(operation) } else { answered = true }
+                        let name = info?.pointee.server_name.map { String(cString: $0) } ?? ""
+                        lead.isPipeWire = name.hasPrefix("PulseAudio (on PipeWire")
+                        lead.ask(device: lead.device, on: context, nowNs: lead.askedAtNs)
+                    }, me))
+        }
+        guard !isPipeWire else { return send(nil, nil) }
+        send(
+            .source,
+            pulse.pa_context_get_source_info_by_name(
+                context, device,
+                { context, source, endOfList, userData in
+                    let lead = Unmanaged<PulseSinkLead>.fromOpaque(userData!).takeUnretainedValue()
+                    guard let source else {
+                        if endOfList != 0 && lead.awaiting == .source { lead.send(nil, nil) }
+                        return
+                    }
+                    let sink = source.pointee.monitor_of_sink
+                    guard sink != UInt32.max else {
+                        lead.leadNs = 0
+                        return lead.send(nil, nil)
+                    }
+                    lead.send(
+                        .sink,
+                        pulse.pa_context_get_sink_info_by_index(
+                            context, sink,
+                            { _, sink, endOfList, userData in
+                                let lead = Unmanaged<PulseSinkLead>.fromOpaque(userData!).takeUnretainedValue()
+                                if let sink { lead.leadNs = Int64(clamping: sink.pointee.configured_latency) &* 1000 }
+                                if (sink != nil || endOfList != 0) && lead.awaiting == .sink { lead.send(nil, nil) }
+                            }, userData))
+                }, me))
     }
 
     /// At a read of `stream`: asks again once the last question is answered and a second has
@@ -86,6 +81,9 @@ final class PulseSinkLead {
         ask(device: String(cString: name), on: context, nowNs: nowNs)
     }
 
-    // The sink whose answer is awaited.
-    private var askedSink: UInt32?
+    // Awaits `question`'s answer from `operation` (none sent, or nil: nothing awaited).
+    private func send(_ question: Question?, _ operation: OpaquePointer?) {
+        awaiting = operation == nil ? nil : question
+        if let operation { pulse.pa_operation_unref(operation) }
+    }
 }
