@@ -2,7 +2,8 @@
  * the sink, and how long from then to the frame callback, with a reference taken from the
  * audio server's own clock instead of a player's reported latency.
  *
- *   stamp-error [CLICKS] [INTERVAL_MS] [FRAME_US] [QUANTUM]   (defaults 100, 200, 10000, 256)
+ *   stamp-error [CLICKS] [INTERVAL_MS] [FRAME_US] [QUANTUM] [CAPTURE_QUANTUM]
+ *                                           (defaults 100, 200, 10000, 256, 0)
  *
  * It captures app audio through libdeskaudio (backend from DESKAUDIO_BACKEND) and plays into
  * the default sink through its own native PipeWire stream: silence, and about every
@@ -27,13 +28,16 @@
  * count against the player's moved (sample_slips: audio the capture path lost or gained
  * between two bursts, and how many samples in all; each burst's line shows the count), and
  * deskaudio_get_clock()'s mapping:
- *   stamp_ms backend=pipewire frame_us=10000 quantum=256 n=200 missed=0 error_p50=0.000
+ *   stamp_ms backend=pipewire frame_us=10000 quantum=256 capture_quantum=0 n=200 missed=0 error_p50=0.000
  *     error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10 latency_p50=10.03
  *     latency_p99=16.40 latency_max=17.26
  *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0 sample_slips=0 slipped_samples=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
  * QUANTUM is the node.latency the player asks for (samples at 48 kHz): the graph's cycle, and
  * with it how long a frame's last sample waits for its cycle to reach the capture.
+ * CAPTURE_QUANTUM is the quantum the library's PipeWire capture asks for
+ * (deskaudio_set_pipewire_quantum(): 0 the library's default, the frame's length; 32 to 480
+ * samples): the graph runs at the smaller of the two. The PulseAudio backend ignores it.
  * A PipeWire server is needed (PipeWire native or pipewire-pulse, for the library's either
  * backend), unless STAMP_PLAYER=pulse: then the player is a PulseAudio playback stream, for a
  * plain PulseAudio daemon, which has no graph clock. Its reference is the sink's own account
@@ -367,7 +371,7 @@ static int start_pipewire_player(int *argc, char ***argv, int quantum) {
 }
 
 /* Prints the run's summary lines (see the top of the file); the exit status. */
-static int summarize(int clicks, int frame_us, int quantum, int32_t clocked, const deskaudio_clock *clock, int pulse) {
+static int summarize(int clicks, int frame_us, int quantum, int block, int32_t clocked, const deskaudio_clock *clock, int pulse) {
     int heard = atomic_load(&probe.heard);
     if (heard == 0) {
         fprintf(stderr, "stamp-error: no burst was heard\n");
@@ -379,9 +383,9 @@ static int summarize(int clicks, int frame_us, int quantum, int32_t clocked, con
     double sizes[MAX_CLICKS];
     for (int i = 0; i < heard; i++) sizes[i] = fabs(probe.errors_ms[i]);
     qsort(sizes, (size_t)heard, sizeof(double), compare);
-    printf("stamp_ms backend=%s frame_us=%d quantum=%d n=%d missed=%d error_p50=%.3f error_abs_p99=%.3f "
+    printf("stamp_ms backend=%s frame_us=%d quantum=%d capture_quantum=%d n=%d missed=%d error_p50=%.3f error_abs_p99=%.3f "
            "error_min=%.3f error_max=%.3f latency_min=%.2f latency_p50=%.2f latency_p99=%.2f latency_max=%.2f\n",
-           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, quantum, heard,
+           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, quantum, block, heard,
            clicks - heard, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
            probe.errors_ms[heard - 1], probe.latencies_ms[0], percentile(probe.latencies_ms, heard, 50),
            percentile(probe.latencies_ms, heard, 99), probe.latencies_ms[heard - 1]);
@@ -406,8 +410,10 @@ int main(int argc, char **argv) {
     int interval_ms = argc > 2 ? atoi(argv[2]) : 200;
     int frame_us = argc > 3 ? atoi(argv[3]) : 10000;
     int quantum = argc > 4 ? atoi(argv[4]) : 256;
+    int block = argc > 5 ? atoi(argv[5]) : 0;
     if (clicks <= 0 || clicks > MAX_CLICKS || interval_ms < 50 || quantum < 16 || quantum > 8192) {
-        fprintf(stderr, "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US] [QUANTUM 16-8192]\n",
+        fprintf(stderr,
+                "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US] [QUANTUM 16-8192] [CAPTURE_QUANTUM]\n",
                 MAX_CLICKS);
         return 2;
     }
@@ -415,6 +421,7 @@ int main(int argc, char **argv) {
     probe.pre_skip = deskaudio_encoder_pre_skip();
     set_audio_callback(on_frame, NULL);
     int32_t status = deskaudio_set_frame_duration(frame_us);
+    if (status == DESKAUDIO_OK) status = deskaudio_set_pipewire_quantum(block);
     if (status == DESKAUDIO_OK) status = enable_audio(false, true);
     if (status != DESKAUDIO_OK) {
         fprintf(stderr, "stamp-error: %s: %s\n", deskaudio_strerror(status), deskaudio_last_error());
@@ -458,5 +465,5 @@ int main(int argc, char **argv) {
     enable_audio(false, false);
     set_audio_callback(NULL, NULL);
     deskaudio_decoder_destroy(probe.decoder);
-    return summarize(clicks, frame_us, quantum, clocked, &clock, pulse);
+    return summarize(clicks, frame_us, quantum, block, clocked, &clock, pulse);
 }

@@ -202,6 +202,33 @@ public func deskaudio_set_surround_streams(_ streams: Int32) -> Int32 {
     deskaudio_capture_set_surround_streams(defaultHandle, streams)
 }
 
+/// Sets the quantum `capture`'s PipeWire streams ask the graph for, in samples per channel at
+/// 48 kHz: 32 to 480, or 0 (the default) for the frame's length within 5 to 10 ms. A frame's
+/// last sample waits up to one graph cycle before the capture has it: at the 256-sample
+/// quantum many graphs run, that is up to 5.3 ms of the sink-to-frame latency, at 64 samples
+/// 1.3 ms (docs/performance.md). The graph runs at the smallest quantum any of its streams
+/// asks, so every application on the server then wakes that often: ask only when latency
+/// matters more than the server's CPU. The PulseAudio backend keeps its fragments at the
+/// frame's length (pipewire-pulse does not go below its pulse.min.quantum, 256 samples by
+/// default; plain PulseAudio hands a monitor its audio ahead of the sink). Applies from the
+/// next start from stopped, as deskaudio_capture_set_channels() does.
+/// - Parameters:
+///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - samples: 32 to 480 samples per channel, or 0 for the frame's length within 5–10 ms.
+/// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT outside that.
+@_cdecl("deskaudio_capture_set_pipewire_quantum")
+public func deskaudio_capture_set_pipewire_quantum(_ capture: deskaudio_capture?, _ samples: Int32) -> Int32 {
+    withCapture(capture) { service in
+        status { () throws(DeskAudioError) in try service.setPipeWireQuantum(samples: samples == 0 ? nil : Int(samples)) }
+    }
+}
+
+/// deskaudio_capture_set_pipewire_quantum() on the default capture.
+@_cdecl("deskaudio_set_pipewire_quantum")
+public func deskaudio_set_pipewire_quantum(_ samples: Int32) -> Int32 {
+    deskaudio_capture_set_pipewire_quantum(defaultHandle, samples)
+}
+
 /// Sets the range, in bits per second, that deskaudio_capture_report_packet_loss() steps
 /// `capture`'s bitrate within (default 6000–510000; both within that, minimum ≤ maximum).
 /// The bitrate is pulled into the range at once.

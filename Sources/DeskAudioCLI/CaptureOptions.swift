@@ -39,6 +39,12 @@ struct CaptureOptions: ParsableArguments {
     @Option(help: BackendChoice.help)
     var backend = BackendChoice.auto
 
+    @Option(help: ArgumentHelp(
+        "On PipeWire, ask the graph for a quantum of this many samples (32-480 at 48 kHz) instead of the "
+            + "frame's length: less latency, every application on the server waking more often.",
+        valueName: "SAMPLES"))
+    var pipewireQuantum: Int?
+
     /// The applications asked for, nil for the default sink's whole monitor.
     var apps: AppSelection? {
         if !only.isEmpty { return AppSelection(mode: .only, names: only, includesOwnProcess: includeSelf) }
@@ -50,6 +56,9 @@ struct CaptureOptions: ParsableArguments {
         if !only.isEmpty && !exclude.isEmpty { throw ValidationError("--only and --exclude cannot be used together") }
         if includeSelf && only.isEmpty && exclude.isEmpty {
             throw ValidationError("--include-self goes with --only or --exclude")
+        }
+        if let pipewireQuantum, !AudioService.pipeWireQuantumRange.contains(pipewireQuantum) {
+            throw ValidationError("--pipewire-quantum must be 32 to 480 samples")
         }
         if (apps != nil || muteHost) && device != nil {
             throw ValidationError("--only/--exclude/--mute-host record applications, not a --device")
@@ -65,6 +74,7 @@ struct CaptureOptions: ParsableArguments {
         var micWanted = mic
         var appWanted = app || !mic
         do throws(DeskAudioError) {
+            try service.setPipeWireQuantum(samples: pipewireQuantum)
             if let device {
                 guard let chosen = try service.devices().first(where: { $0.name == device }) else {
                     throw DeskAudioError.noDevice("the audio server has no sink or source named \(device)")

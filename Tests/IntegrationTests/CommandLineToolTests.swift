@@ -60,12 +60,13 @@ extension RealServerTests {
             print("measured: deskaudio record → opusdec: \(frequency) Hz, \(level) dBFS; \(summary)\(skipWarnings(in: progress))")
         }
 
-        /// `--frame-ms 5`: 5 ms packets in a standard Ogg Opus file (opusinfo, opusdec) that
-        /// plays for the seconds asked; a length that is not an Opus frame is refused.
+        /// `--frame-ms 5` (from a 120-sample PipeWire quantum, `--pipewire-quantum 120`): 5 ms
+        /// packets in a standard Ogg Opus file (opusinfo, opusdec) that plays for the seconds
+        /// asked; a length that is not an Opus frame, and a quantum outside 32-480, are refused.
         @Test func recordsFiveMillisecondFramesWhenAsked() throws {
             let opus = directory.appendingPathComponent("short-frames.opus").path
             let (recorder, output, errors) = try ExternalTools.start(
-                [commandLineTool, "record", "--seconds", "2", "--frame-ms", "5", opus])
+                [commandLineTool, "record", "--seconds", "2", "--frame-ms", "5", "--pipewire-quantum", "120", opus])
             Thread.sleep(forTimeInterval: 0.2)  // and 0.3 s for the tap to start
             let (_, tap) = try MonitorTap.recording {
                 try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 1).waitUntilExit()
@@ -87,6 +88,9 @@ extension RealServerTests {
             let refused = try ExternalTools.run([commandLineTool, "record", "--frame-ms", "7", opus])
             #expect(refused.status != 0)
             #expect(refused.error.contains("--frame-ms must be 2.5, 5, 10 or 20"), "\(refused.error)")
+            let tooSmall = try ExternalTools.run([commandLineTool, "record", "--pipewire-quantum", "16", opus])
+            #expect(tooSmall.status != 0)
+            #expect(tooSmall.error.contains("--pipewire-quantum must be 32 to 480 samples"), "\(tooSmall.error)")
         }
 
         @Test func keepsTheTimelineWhenTheGateClosesAndFinishesOnControlC() throws {

@@ -17,12 +17,15 @@ private func expectContinuous(
     #expect(breaks.isEmpty, "\(breaks.count) breaks in sequence or sample clock", sourceLocation: sourceLocation)
 }
 
-/// Captures app audio in frames of `microseconds` while a 2 s 1 kHz tone plays; checks the
-/// frames' length and continuity and the decoded tone; returns what it measured.
+/// Captures app audio in frames of `microseconds`, a PipeWire graph asked for a quantum of
+/// `pipeWireQuantum` samples (0: the library's default), while a 2 s 1 kHz tone plays; checks
+/// the frames' length and continuity and the decoded tone; returns what it measured.
 private func captureToneInFrames(
-    of microseconds: Int32, environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    of microseconds: Int32, pipeWireQuantum: Int32 = 0, environment: [String: String] = [:],
+    sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> (frequency: Double, level: Double, frames: Int, quietest: Double, loudest: Double) {
     #expect(deskaudio_set_frame_duration(microseconds) == deskaudio_status.DESKAUDIO_OK.rawValue)
+    #expect(deskaudio_set_pipewire_quantum(pipeWireQuantum) == deskaudio_status.DESKAUDIO_OK.rawValue)
     // At 2.5 ms, 128 kbit/s leaves CELT 40 bytes per frame, and libopus alone then holds a
     // pure tone's level off by up to 1.7 dB for seconds (coarse band energies; 20 of 26 tone
     // onsets fed to the encoder directly had such 10 ms blocks); at 192 kbit/s (60 bytes)
@@ -33,6 +36,7 @@ private func captureToneInFrames(
     defer {
         _ = deskaudio_set_frame_duration(10_000)
         _ = deskaudio_set_bitrate(128_000)
+        _ = deskaudio_set_pipewire_quantum(0)
     }
     let (collector, tap) = try MonitorTap.recording(environment: environment) {
         try capture(mic: false, app: true) {
@@ -92,6 +96,36 @@ extension RealServerTests {
                     "measured: plain PulseAudio, \(Double(microseconds) / 1000) ms frames: 1 kHz at \(frequency) Hz, "
                         + "\(level) dBFS (10 ms blocks \(quietest) to \(loudest)), \(frames) frames in sequence")
             }
+        }
+
+        /// 10 ms frames from a PipeWire graph asked for a 64-sample quantum
+        /// (deskaudio_set_pipewire_quantum(), for the least latency): the capture node asks for
+        /// it, as the server shows, and the tone comes back unbroken.
+        @Test func aToneComesBackUnbrokenFromA64SampleQuantum() throws {
+            #expect(deskaudio_set_pipewire_quantum(64) == deskaudio_status.DESKAUDIO_OK.rawValue)
+            defer { _ = deskaudio_set_pipewire_quantum(0) }
+            _ = try capture(mic: false, app: true) {
+                let asked = waitUntil(seconds: 3) {
+                    (try? ExternalTools.run(["pw-dump"]).output)?.contains("\"node.latency\": \"64/48000\"") == true
+                }
+                #expect(asked, "the capture node asks for a 64-sample quantum (pw-dump)")
+            }
+            let (frequency, level, frames, quietest, loudest) = try captureToneInFrames(of: 10_000, pipeWireQuantum: 64)
+            print(
+                "measured: PipeWire, 64-sample quantum: 1 kHz at \(frequency) Hz, \(level) dBFS "
+                    + "(10 ms blocks \(quietest) to \(loudest)), \(frames) frames in sequence")
+        }
+
+        @Test func pipeWireQuantaOutsideTheRangeAreRefused() {
+            for samples: Int32 in [-1, 1, 31, 481, 960] {
+                #expect(deskaudio_set_pipewire_quantum(samples) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
+                #expect(String(cString: deskaudio_last_error()!).contains("is not 0 or 32 to 480"), "\(samples)")
+            }
+            for samples: Int32 in [32, 480, 0] {
+                #expect(deskaudio_set_pipewire_quantum(samples) == deskaudio_status.DESKAUDIO_OK.rawValue, "\(samples)")
+            }
+            #expect(
+                deskaudio_capture_set_pipewire_quantum(nil, 64) == deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue)
         }
 
         @Test func lengthsOtherThanTheFourAreRefused() {

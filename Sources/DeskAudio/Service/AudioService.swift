@@ -82,6 +82,22 @@ public final class AudioService: @unchecked Sendable {
         control.withLock { $0.choices.surroundStreams = streams }
     }
 
+    /// The PipeWire quanta the host may ask for, in samples per channel at 48 kHz: PipeWire's
+    /// smallest default quantum (32) to a 10 ms frame.
+    public static let pipeWireQuantumRange = 32...480
+
+    /// Has PipeWire capture streams started from now on ask the graph for a quantum of
+    /// `samples` per channel (`pipeWireQuantumRange`), or, with nil (the default), for the
+    /// frame's length within 5–10 ms. The PulseAudio backend is not affected. Applies from the
+    /// next start from stopped, as `setChannels` does.
+    public func setPipeWireQuantum(samples: Int?) throws(DeskAudioError) {
+        if let samples, !Self.pipeWireQuantumRange.contains(samples) {
+            let range = Self.pipeWireQuantumRange
+            throw .invalidArgument("PipeWire quantum \(samples) samples is not 0 or \(range.lowerBound) to \(range.upperBound)")
+        }
+        control.withLock { $0.choices.pipeWireQuantum = samples }
+    }
+
     /// The channel layout of the frames: the running capture's, or what the next start
     /// uses when the choice is a layout (stereo for the sink's own until a start reads it).
     public var channelLayout: ChannelLayout {

@@ -14,6 +14,9 @@ struct CaptureChoices {
     var channels = ChannelChoice.layout(.stereo)
     /// How 5.1 and 7.1 are split into Opus streams.
     var surroundStreams = OpusFrameEncoder.SurroundStreams.coupled
+    /// The quantum PipeWire streams ask the graph for, in samples per channel (nil: the
+    /// frame's block).
+    var pipeWireQuantum: Int?
 
     /// What app audio records: the applications chosen with the mute and the level choice
     /// applied; with no applications chosen, every application while the host is muted,

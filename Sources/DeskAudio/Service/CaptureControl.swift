@@ -237,6 +237,7 @@ final class CaptureControl {
             linkingItself: source.stall.stallsInARow >= 2,
             ensuresSink: source.role == .app && parts.ensuresSink.withLock { $0 },
             periodSamples: min(max(settings.frameDuration.samples, FrameDuration.ms5.samples), FrameDuration.ms10.samples),
+            pipeWireQuantum: choices.pipeWireQuantum,
             layout: layout)
         let wake = parts.wake
         let (stream, kind) = try parts.backends.run(on: backend) { backend throws(DeskAudioError) in

@@ -74,7 +74,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     {
         precondition(connection == nil && hostMute == nil, "start called twice")
         readsAMonitor = target.recordsASink
-        periodSamples = options.periodSamples
+        periodSamples = options.pipeWireQuantum ?? options.periodSamples
         layout = options.layout
         // The mute starts first, with no lock of this connection held: its start waits for
         // the session manager, which may be waiting on this connection's stream node.

@@ -183,6 +183,14 @@ impl Capture {
         check(unsafe { deskaudio_sys::deskaudio_capture_set_surround_streams(self.raw, streams as i32) }).map(drop)
     }
 
+    /// The quantum PipeWire streams ask the graph for, in samples per channel at 48 kHz: 32
+    /// to 480, or 0 for the frame's length within 5–10 ms (the default), from the next start
+    /// (`deskaudio_capture_set_pipewire_quantum()`: a smaller one, less latency, every
+    /// application on the server waking more often).
+    pub fn set_pipewire_quantum(&self, samples: i32) -> Result<()> {
+        check(unsafe { deskaudio_sys::deskaudio_capture_set_pipewire_quantum(self.raw, samples) }).map(drop)
+    }
+
     /// The zero gate on (the default) or off.
     pub fn set_gate(&self, enabled: bool) -> Result<()> {
         check(unsafe { deskaudio_sys::deskaudio_capture_set_gate(self.raw, enabled) }).map(drop)
