@@ -8,9 +8,10 @@ import CPulse
 /// later than its arrival says. The record stream's timing info has the sink's latency too
 /// (`sink_usec`), but as of its last update, up to 1.5 s old: a random point of that cycle.
 /// pipewire-pulse hands a monitor each cycle as it is played (its capture times measured right
-/// without a lead). Asked of the server before the stream starts and then once a second (a
-/// sink's latency moves as its clients ask for less or go), from the source to the sink it
-/// monitors. Main loop thread only (or its lock held).
+/// without a lead). Asked of the server before the stream starts and then every 250 ms, from
+/// the source to the sink it monitors: a sink's latency moves as its clients come, ask for
+/// less or go (an idle null sink's is 50 ms, 10 ms once the capture records from it), and
+/// until the lead is asked again the capture times are off by the change. Main loop thread only (or its lock held).
 final class PulseSinkLead {
     /// The lead, in ns: 0 until known, on pipewire-pulse, and for a source that is no monitor.
     private(set) var leadNs: Int64 = 0
@@ -24,7 +25,7 @@ final class PulseSinkLead {
     private var askedAtNs: UInt64 = 0
     // The source asked about.
     private var device = ""
-    private static let intervalNs: UInt64 = 1_000_000_000
+    private static let intervalNs: UInt64 = 250_000_000
 
     /// Asks the server for the lead of the source `device` on `context` at `nowNs`;
     /// `answered` turns true on the main loop when it is in `leadNs`.
@@ -72,7 +73,7 @@ final class PulseSinkLead {
                 }, me))
     }
 
-    /// At a read of `stream`: asks again once the last question is answered and a second has
+    /// At a read of `stream`: asks again once the last question is answered and 250 ms have
     /// passed since it was asked.
     func refresh(stream: OpaquePointer?, context: OpaquePointer?, nowNs: UInt64) {
         guard answered, isPipeWire == false, nowNs &- askedAtNs >= Self.intervalNs,
