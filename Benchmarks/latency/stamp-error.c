@@ -371,7 +371,7 @@ static int start_pipewire_player(int *argc, char ***argv, int quantum) {
 }
 
 /* Prints the run's summary lines (see the top of the file); the exit status. */
-static int summarize(int clicks, int frame_us, int quantum, int block, int32_t clocked, const deskaudio_clock *clock, int pulse) {
+static int summarize(int clicks, int frame_us, int quantum, int capture_quantum, int32_t clocked, const deskaudio_clock *clock, int pulse) {
     int heard = atomic_load(&probe.heard);
     if (heard == 0) {
         fprintf(stderr, "stamp-error: no burst was heard\n");
@@ -385,7 +385,7 @@ static int summarize(int clicks, int frame_us, int quantum, int block, int32_t c
     qsort(sizes, (size_t)heard, sizeof(double), compare);
     printf("stamp_ms backend=%s frame_us=%d quantum=%d capture_quantum=%d n=%d missed=%d error_p50=%.3f error_abs_p99=%.3f "
            "error_min=%.3f error_max=%.3f latency_min=%.2f latency_p50=%.2f latency_p99=%.2f latency_max=%.2f\n",
-           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, quantum, block, heard,
+           getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, quantum, capture_quantum, heard,
            clicks - heard, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
            probe.errors_ms[heard - 1], probe.latencies_ms[0], percentile(probe.latencies_ms, heard, 50),
            percentile(probe.latencies_ms, heard, 99), probe.latencies_ms[heard - 1]);
@@ -410,7 +410,7 @@ int main(int argc, char **argv) {
     int interval_ms = argc > 2 ? atoi(argv[2]) : 200;
     int frame_us = argc > 3 ? atoi(argv[3]) : 10000;
     int quantum = argc > 4 ? atoi(argv[4]) : 256;
-    int block = argc > 5 ? atoi(argv[5]) : 0;
+    int capture_quantum = argc > 5 ? atoi(argv[5]) : 0;
     if (clicks <= 0 || clicks > MAX_CLICKS || interval_ms < 50 || quantum < 16 || quantum > 8192) {
         fprintf(stderr,
                 "usage: stamp-error [CLICKS 1-%d] [INTERVAL_MS>=50] [FRAME_US] [QUANTUM 16-8192] [CAPTURE_QUANTUM]\n",
@@ -421,7 +421,7 @@ int main(int argc, char **argv) {
     probe.pre_skip = deskaudio_encoder_pre_skip();
     set_audio_callback(on_frame, NULL);
     int32_t status = deskaudio_set_frame_duration(frame_us);
-    if (status == DESKAUDIO_OK) status = deskaudio_set_pipewire_quantum(block);
+    if (status == DESKAUDIO_OK) status = deskaudio_set_pipewire_quantum(capture_quantum);
     if (status == DESKAUDIO_OK) status = enable_audio(false, true);
     if (status != DESKAUDIO_OK) {
         fprintf(stderr, "stamp-error: %s: %s\n", deskaudio_strerror(status), deskaudio_last_error());
@@ -465,5 +465,5 @@ int main(int argc, char **argv) {
     enable_audio(false, false);
     set_audio_callback(NULL, NULL);
     deskaudio_decoder_destroy(probe.decoder);
-    return summarize(clicks, frame_us, quantum, block, clocked, &clock, pulse);
+    return summarize(clicks, frame_us, quantum, capture_quantum, clocked, &clock, pulse);
 }

@@ -57,8 +57,9 @@ struct CaptureOptions: ParsableArguments {
         if includeSelf && only.isEmpty && exclude.isEmpty {
             throw ValidationError("--include-self goes with --only or --exclude")
         }
-        if let pipewireQuantum, !AudioService.pipeWireQuantumRange.contains(pipewireQuantum) {
-            throw ValidationError("--pipewire-quantum must be 32 to 480 samples")
+        let quanta = AudioService.pipeWireQuantumRange
+        if let pipewireQuantum, !quanta.contains(pipewireQuantum) {
+            throw ValidationError("--pipewire-quantum must be \(quanta.lowerBound) to \(quanta.upperBound) samples")
         }
         if (apps != nil || muteHost) && device != nil {
             throw ValidationError("--only/--exclude/--mute-host record applications, not a --device")

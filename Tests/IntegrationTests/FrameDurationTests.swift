@@ -18,11 +18,12 @@ private func expectContinuous(
 }
 
 /// Captures app audio in frames of `microseconds`, a PipeWire graph asked for a quantum of
-/// `pipeWireQuantum` samples (0: the library's default), while a 2 s 1 kHz tone plays; checks
-/// the frames' length and continuity and the decoded tone; returns what it measured.
+/// `pipeWireQuantum` samples (0: the library's default), while a 2 s 1 kHz tone plays (after
+/// `whileCapturing`, run once the capture has started); checks the frames' length and
+/// continuity and the decoded tone; returns what it measured.
 private func captureToneInFrames(
     of microseconds: Int32, pipeWireQuantum: Int32 = 0, environment: [String: String] = [:],
-    sourceLocation: SourceLocation = #_sourceLocation
+    whileCapturing: () -> Void = {}, sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> (frequency: Double, level: Double, frames: Int, quietest: Double, loudest: Double) {
     #expect(deskaudio_set_frame_duration(microseconds) == deskaudio_status.DESKAUDIO_OK.rawValue)
     #expect(deskaudio_set_pipewire_quantum(pipeWireQuantum) == deskaudio_status.DESKAUDIO_OK.rawValue)
@@ -40,6 +41,7 @@ private func captureToneInFrames(
     }
     let (collector, tap) = try MonitorTap.recording(environment: environment) {
         try capture(mic: false, app: true) {
+            whileCapturing()
             try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 2, environment: environment)
                 .waitUntilExit()
         }
@@ -102,15 +104,14 @@ extension RealServerTests {
         /// (deskaudio_set_pipewire_quantum(), for the least latency): the capture node asks for
         /// it, as the server shows, and the tone comes back unbroken.
         @Test func aToneComesBackUnbrokenFromA64SampleQuantum() throws {
-            #expect(deskaudio_set_pipewire_quantum(64) == deskaudio_status.DESKAUDIO_OK.rawValue)
-            defer { _ = deskaudio_set_pipewire_quantum(0) }
-            _ = try capture(mic: false, app: true) {
-                let asked = waitUntil(seconds: 3) {
-                    (try? ExternalTools.run(["pw-dump"]).output)?.contains("\"node.latency\": \"64/48000\"") == true
-                }
-                #expect(asked, "the capture node asks for a 64-sample quantum (pw-dump)")
-            }
-            let (frequency, level, frames, quietest, loudest) = try captureToneInFrames(of: 10_000, pipeWireQuantum: 64)
+            let (frequency, level, frames, quietest, loudest) = try captureToneInFrames(
+                of: 10_000, pipeWireQuantum: 64,
+                whileCapturing: {
+                    let asked = waitUntil(seconds: 3) {
+                        (try? ExternalTools.run(["pw-dump"]).output)?.contains("\"node.latency\": \"64/48000\"") == true
+                    }
+                    #expect(asked, "the capture node asks for a 64-sample quantum (pw-dump)")
+                })
             print(
                 "measured: PipeWire, 64-sample quantum: 1 kHz at \(frequency) Hz, \(level) dBFS "
                     + "(10 ms blocks \(quietest) to \(loudest)), \(frames) frames in sequence")

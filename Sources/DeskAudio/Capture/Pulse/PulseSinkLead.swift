@@ -11,7 +11,8 @@ import CPulse
 /// without a lead). Asked of the server before the stream starts and then every 250 ms, from
 /// the source to the sink it monitors: a sink's latency moves as its clients come, ask for
 /// less or go (an idle null sink's is 50 ms, 10 ms once the capture records from it), and
-/// until the lead is asked again the capture times are off by the change. Main loop thread only (or its lock held).
+/// until the lead is asked again the capture times are off by the change. Main loop thread
+/// only (or its lock held).
 final class PulseSinkLead {
     /// The lead, in ns: 0 until known, on pipewire-pulse, and for a source that is no monitor.
     private(set) var leadNs: Int64 = 0
