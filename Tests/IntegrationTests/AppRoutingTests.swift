@@ -34,14 +34,6 @@ extension RealServerTests {
             return collector
         }
 
-        /// The running PipeWire's major version (0 for 0.3.65, 1 for 1.4.2).
-        static func pipeWireMajorVersion() throws -> Int {
-            let output = try ExternalTools.run(["pipewire", "--version"]).output
-            let version = output.split(separator: "\n").first { $0.hasPrefix("Linked with libpipewire ") }?
-                .dropFirst("Linked with libpipewire ".count)
-            return version.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-        }
-
         static func setApps(
             _ capture: deskaudio_capture?, _ mode: deskaudio_apps_mode, _ names: [String], includeOwnProcess: Bool = false
         ) -> Int32 {
@@ -67,25 +59,11 @@ extension RealServerTests {
         /// Hann-windowed blocks over the stretch where the tone at `reference` (one that must be
         /// there) is steady: the players play at the same time, and a tone that must be absent
         /// is measured there, not around a click that a stream's abrupt start or end leaves.
-        /// On pipewire-pulse 1.x a recorded tone need not overlap the others in the mix, nor
-        /// come whole (the server may hold an application's record stream back for most of a
-        /// second, then hand it over at once, and the mix drops what comes after its 250 ms
-        /// wait: docs/capture.md, "Server versions"), so there each tone is measured in the
-        /// 100 ms blocks where it plays, at least three of them, and one that never does over
-        /// the whole capture.
         static func levels(
-            _ collector: FrameCollector, _ frequencies: [Double], reference: Double, path: String = ""
+            _ collector: FrameCollector, _ frequencies: [Double], reference: Double
         ) throws -> [Double] {
             let decoded = try collector.decoded()
             let channel = SignalAnalysis.left(decoded[...])
-            if path == "pipewire-pulse", try pipeWireMajorVersion() >= 1 {
-                return frequencies.map { frequency in
-                    let (level, blocks) = SignalAnalysis.levelOfBlocksWithTone(decoded, frequency: frequency)
-                    if blocks == 0 { return SignalAnalysis.toneLevelDecibels(channel, frequency: frequency) }
-                    if blocks < 3 { Issue.record("\(path): \(frequency) Hz in \(blocks) blocks of 100 ms only") }
-                    return level
-                }
-            }
             guard let around = SignalAnalysis.steadyStretch(decoded, frequency: reference) else {
                 Issue.record("the \(reference) Hz tone is not in the capture")
                 return frequencies.map { _ in -200 }
@@ -98,7 +76,7 @@ extension RealServerTests {
                 let collector = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["tonea"], backend: backend) {
                     try Self.playThreeApps(environment)
                 }
-                let levels = try Self.levels(collector, [440, 1000, 1500], reference: 440, path: path)
+                let levels = try Self.levels(collector, [440, 1000, 1500], reference: 440)
                 #expect(abs(levels[0] - quietSineLevel) <= 1, "\(path): ToneA's 440 Hz at \(levels[0]) dBFS")
                 #expect(levels[1] < levels[0] - 60 && levels[2] < levels[0] - 60, "\(path): the others: \(levels)")
                 try Self.expectWhole(collector, path)
@@ -112,7 +90,7 @@ extension RealServerTests {
                     try Self.playThreeApps(environment)
                 }
                 try Self.expectWhole(collector, path)
-                let levels = try Self.levels(collector, [440, 1000, 1500], reference: 1000, path: path)
+                let levels = try Self.levels(collector, [440, 1000, 1500], reference: 1000)
                 #expect(
                     abs(levels[1] - quietSineLevel) <= 1 && abs(levels[2] - quietSineLevel) <= 1, "\(path): \(levels)")
                 #expect(levels[0] < min(levels[1], levels[2]) - 60, "\(path): ToneA's 440 Hz at \(levels[0]) dBFS")
@@ -194,13 +172,13 @@ extension RealServerTests {
                 }
                 let without = try Self.levels(
                     try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], backend: backend) { try play() }, [440, 1500],
-                    reference: 1500, path: path)
+                    reference: 1500)
                 #expect(abs(without[1] - quietSineLevel) <= 1, "\(path): ToneB at \(without[1]) dBFS")
                 #expect(without[0] < without[1] - 60, "\(path): the host's own 440 Hz at \(without[0]) dBFS")
                 let with = try Self.levels(
                     try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], backend: backend, includeOwnProcess: true) {
                         try play()
-                    }, [440, 1500], reference: 1500, path: path)
+                    }, [440, 1500], reference: 1500)
                 #expect(
                     abs(with[0] - quietSineLevel) <= 1 && abs(with[1] - quietSineLevel) <= 1, "\(path): \(with)")
                 print("measured: \(path): host's own 440 Hz left out: \(without[0]) dBFS; put back in: \(with[0]) dBFS")

@@ -391,12 +391,6 @@ extension RealServerTests {
         /// the capture; through the PulseAudio API its record stream asks for 5.1.
         @Test(arguments: ["pipewire", "pulse"])
         func aChosenApplicationIsRecordedChannelForChannel(backend: String) throws {
-            if backend == "pulse", ProcessInfo.processInfo.environment["DESKAUDIO_TEST_STACK"] == "Debian 13" {
-                // pipewire-pulse 1.4 at times holds a sink input's record stream back for
-                // ~900 ms (docs/capture.md, "Server versions"): a steady second is not sure there.
-                print("measured: pulse backend on pipewire-pulse 1.4: the chosen-application 5.1 case is not run (a documented limit)")
-                return
-            }
             try withSurroundSink(.surround51, plainPulseAudio: false) {
                 let capture = try #require(deskaudio_capture_create())
                 defer { deskaudio_capture_destroy(capture) }

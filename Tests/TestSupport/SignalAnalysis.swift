@@ -91,18 +91,6 @@ public enum SignalAnalysis {
         return medianBlockLevel(channel[stretch], frequency: frequency)
     }
 
-    /// The tone at `frequency` where it plays in the left channel of interleaved stereo
-    /// `samples`, wherever that is: the median level (dBFS) of the 100 ms blocks (Hann-windowed)
-    /// in which it is above -40 dBFS, and how many such blocks there are (0 and -200: none).
-    public static func levelOfBlocksWithTone(_ samples: [Float], frequency: Double) -> (level: Double, blocks: Int) {
-        let channel = left(samples[...])
-        let levels = stride(from: 0, through: channel.count - 4800, by: 4800).map {
-            medianBlockLevel(channel[$0..<$0 + 4800], frequency: frequency)
-        }.filter { $0 > -40 }
-        guard !levels.isEmpty else { return (-200, 0) }
-        return (levels.sorted()[levels.count / 2], levels.count)
-    }
-
     /// RMS level (dBFS) of the component at `frequency` in one channel's `samples`: the median
     /// over 100 ms blocks, each Hann-windowed (another tone does not leak in) and measured on
     /// its own (a glitch or a gap lowers a block or two, not the whole measure through phase).

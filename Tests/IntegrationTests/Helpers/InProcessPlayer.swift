@@ -31,10 +31,7 @@ enum InProcessPlayer {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     /// Plays `seconds` of `frequency` at `amplitude` to the default sink, as application `name`,
-    /// with 200 ms of buffer as the tests' `pacat` players have. (libpulse's default is 2 s, and
-    /// pipewire-pulse 1.x then hands a record stream of that application its audio in blocks
-    /// of up to that buffer, later than the capture's mix waits for a stream: docs/capture.md,
-    /// "Server versions".)
+    /// with 200 ms of buffer as the tests' `pacat` players have (libpulse's default is 2 s).
     static func play(frequency: Double, amplitude: Float, seconds: Double, name: String) throws {
         guard let library = dlopen("libpulse-simple.so.0", RTLD_NOW) else {
             throw Failure(description: "libpulse-simple.so.0: \(String(cString: dlerror()))")

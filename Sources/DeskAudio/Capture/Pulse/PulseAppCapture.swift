@@ -4,11 +4,11 @@ import Synchronization
 
 /// Records chosen applications through the PulseAudio API without moving them: one record
 /// stream per selected sink input, on the monitor of the sink it plays to and limited to that
-/// input (`PulseStreamTap`), mixed on the connection's main loop thread by a `SourceMixer`.
-/// A clock tap on the default sink's monitor, heard as silence, keeps time while no chosen
-/// application plays, so the zero gate counts as with a whole-sink capture. Paused (corked)
-/// inputs are left out of the mix, so they never hold the others back. The speakers keep
-/// playing everything.
+/// input, each on a client connection of its own (`PulseStreamTap`), all served by this
+/// capture's main loop and mixed on its thread by a `SourceMixer`. A clock tap on the
+/// default sink's monitor, heard as silence, keeps time while no chosen application plays,
+/// so the zero gate counts as with a whole-sink capture. Paused (corked) inputs are left out
+/// of the mix, so they never hold the others back. The speakers keep playing everything.
 final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     /// The most application streams mixed at once (the mixer's inputs, less the clock).
     static let maxStreams = MixerInputs.capacity - 1
@@ -25,13 +25,11 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     private var known: [UInt32: PlaybackStream] = [:]
     /// The monitor source of each sink, by sink index.
     private var monitors: [UInt32: String] = [:]
-    // 250 ms: the server hands each record stream its audio on its own schedule. A loaded
-    // machine delays one by tens of ms, and PipeWire 1.x's pipewire-pulse hands a sink
-    // input's record stream its audio in blocks of that application's own buffering (pacat
-    // at 200 ms latency: 80 ms blocks, out of phase with the other streams'). Filling a late
-    // stream with silence is a click; waiting for it costs latency only while one lags: in
-    // step, all are mixed at once. A stream that has delivered nothing yet is not waited
-    // for (it joins the mix with its first audio).
+    // 250 ms: the server hands each record stream its audio on its own schedule, and a
+    // loaded machine (a sanitizer build) delays one by tens of ms. Filling a late stream
+    // with silence is a click; waiting for it costs latency only while one lags: in step,
+    // all are mixed at once. A stream that has delivered nothing yet is not waited for (it
+    // joins the mix with its first audio).
     private let mixer = SourceMixer(maxWaitSamples: 12_000)
     private let inputs = MixerInputs()
     private var inputsChanged = true

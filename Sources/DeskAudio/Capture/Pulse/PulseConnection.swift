@@ -29,11 +29,7 @@ final class PulseConnection: MainLoopLocking {
         }
         lock()
         do throws(DeskAudioError) {
-            // A chosen user's session: their socket, and their cookie (PulseAudio lets a client
-            // of another user in with it; pipewire-pulse needs none).
-            let user = SessionTarget.user
-            if let user { _ = pulse.pa_context_load_cookie_from_file(newContext, user.pulseCookie) }
-            guard pulse.pa_context_connect(newContext, user?.pulseServer, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            guard PulseConnection.connect(newContext) else {
                 throw .noServer("no PulseAudio server answered: \(failureText)")
             }
             var state = PA_CONTEXT_UNCONNECTED
@@ -54,6 +50,29 @@ final class PulseConnection: MainLoopLocking {
 
     deinit { close() }
 
+    /// Starts connecting `context` to the server (the chosen user's session: their socket,
+    /// and their cookie, which PulseAudio lets a client of another user in with and
+    /// pipewire-pulse does not need); false when libpulse refused at once. Never spawns a server.
+    private static func connect(_ context: OpaquePointer) -> Bool {
+        let user = SessionTarget.user
+        if let user { _ = pulse.pa_context_load_cookie_from_file(context, user.pulseCookie) }
+        return pulse.pa_context_connect(context, user?.pulseServer, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0
+    }
+
+    /// Lock held: a second client connection to the same server, named `name`, served by
+    /// this connection's main loop (its callbacks run on the same thread, under the same
+    /// lock), still connecting: its state callback says when it is ready. The caller
+    /// disconnects and unrefs it, lock held, before this connection closes. nil when libpulse
+    /// refused at once.
+    func newClientContext(named name: String) -> OpaquePointer? {
+        guard let context = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(mainloop), name) else { return nil }
+        guard PulseConnection.connect(context) else {
+            pulse.pa_context_unref(context)
+            return nil
+        }
+        return context
+    }
+
     /// Takes the main loop lock.
     func lock() { pulse.pa_threaded_mainloop_lock(mainloop) }
     /// Releases the main loop lock.
@@ -63,6 +82,11 @@ final class PulseConnection: MainLoopLocking {
     /// and positions (the server converts and remixes from whatever its device has); nil
     /// when the server refused.
     func newRecordStream(named name: String, layout: ChannelLayout = .stereo) -> OpaquePointer? {
+        PulseConnection.newRecordStream(on: context, named: name, layout: layout)
+    }
+
+    /// Lock held: the same on `context` (this connection's or one of `newClientContext`'s).
+    static func newRecordStream(on context: OpaquePointer, named name: String, layout: ChannelLayout) -> OpaquePointer? {
         var spec = pa_sample_spec(
             format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate), channels: UInt8(layout.channels))
         var map = PulseConnection.channelMap(layout)

@@ -27,6 +27,8 @@ final class PulseStreamTap {
     /// Where what it records is measured, if anywhere.
     var meter: LevelMeter?
     private var stream: OpaquePointer?
+    // An application's own client connection (nil for the clock, which uses the capture's).
+    private var client: OpaquePointer?
     private let onRead: (PulseStreamTap, OpaquePointer) -> Void
     private let onEnd: (PulseStreamTap) -> Void
     private let silence: UnsafeBufferPointer<Float>
@@ -49,13 +51,38 @@ final class PulseStreamTap {
         self.onEnd = onEnd
     }
 
-    /// Lock held: asks the server for the stream (10 ms fragments); false when it refused at once.
+    /// Lock held: asks the server for the stream (10 ms fragments), the clock's on
+    /// `connection`'s client, an application's on a client of its own: pipewire-pulse (0.3
+    /// and 1.x) holds back the second and later per-application record streams of one
+    /// client, 1.x for up to all an application plays (docs/capture.md). False when refused
+    /// at once; a later refusal ends the tap (`onEnd`).
     func start(on connection: PulseConnection) -> Bool {
+        guard case .sinkInput = kind else { return connect(on: connection.context) }
+        guard let client = connection.newClientContext(named: "DeskAudio app capture") else { return false }
+        self.client = client
+        pulse.pa_context_set_state_callback(
+            client,
+            { client, userData in
+                let tap = Unmanaged<PulseStreamTap>.fromOpaque(userData!).takeUnretainedValue()
+                guard tap.client == client else { return }  // stopping (see `stop`)
+                switch pulse.pa_context_get_state(client) {
+                case PA_CONTEXT_READY where !tap.connect(on: client!), PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+                    tap.onEnd(tap)
+                default:
+                    break
+                }
+            }, me)
+        return true
+    }
+
+    private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    // Lock held: the record stream on `context`; false when refused at once.
+    private func connect(on context: OpaquePointer) -> Bool {
         let name = kind == .clock ? "DeskAudio clock" : "DeskAudio app capture"
-        guard let newStream = connection.newRecordStream(named: name, layout: layout) else { return false }
+        guard let newStream = PulseConnection.newRecordStream(on: context, named: name, layout: layout) else { return false }
         stream = newStream
         if case .sinkInput(let index) = kind { _ = pulse.pa_stream_set_monitor_stream(newStream, index) }
-        let me = Unmanaged.passUnretained(self).toOpaque()
         pulse.pa_stream_set_read_callback(
             newStream, { stream, _, userData in Unmanaged<PulseStreamTap>.fromOpaque(userData!).takeUnretainedValue().read(stream!) },
             me)
@@ -63,8 +90,8 @@ final class PulseStreamTap {
             newStream,
             { stream, userData in
                 let state = pulse.pa_stream_get_state(stream)
-                guard state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED else { return }
                 let tap = Unmanaged<PulseStreamTap>.fromOpaque(userData!).takeUnretainedValue()
+                guard state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED, tap.stream == stream else { return }
                 tap.onEnd(tap)
             }, me)
         var attributes = PulseConnection.fragments(ofSamples: FrameDuration.ms10.samples, channels: layout.channels)
@@ -77,14 +104,25 @@ final class PulseStreamTap {
     /// True once the server made the stream ready.
     var isReady: Bool { stream.map { pulse.pa_stream_get_state($0) == PA_STREAM_READY } ?? false }
 
-    /// Lock held: disconnects; nothing more is read. Safe to call twice.
+    /// Lock held: disconnects (the stream, then its own client if it has one); nothing more
+    /// is read and `onEnd` is not called. Safe to call twice, and from `onEnd`. (libpulse
+    /// keeps the callbacks of a stream or client that already failed, and disconnecting the
+    /// client calls the stream's again: the callbacks check that the tap still holds what
+    /// called them, so both are let go of first.)
     func stop() {
-        guard let stream else { return }
-        pulse.pa_stream_set_state_callback(stream, nil, nil)
-        pulse.pa_stream_set_read_callback(stream, nil, nil)
-        _ = pulse.pa_stream_disconnect(stream)
-        pulse.pa_stream_unref(stream)
-        self.stream = nil
+        if let stream {
+            self.stream = nil
+            pulse.pa_stream_set_state_callback(stream, nil, nil)
+            pulse.pa_stream_set_read_callback(stream, nil, nil)
+            _ = pulse.pa_stream_disconnect(stream)
+            pulse.pa_stream_unref(stream)
+        }
+        if let client {
+            self.client = nil
+            pulse.pa_context_set_state_callback(client, nil, nil)
+            pulse.pa_context_disconnect(client)
+            pulse.pa_context_unref(client)
+        }
     }
 
     // Main loop thread: everything readable into the ring (zeros of its length for the clock).
