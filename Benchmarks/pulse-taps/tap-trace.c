@@ -56,16 +56,17 @@ static double amplitude(const float *samples, size_t frames, double frequency) {
     return frames ? 2 * sqrt(re * re + im * im) / (double)frames : 0;
 }
 
-static void on_read(pa_stream *stream, size_t length, void *userdata) {
+static void on_read(pa_stream *stream, size_t readable, void *userdata) {
     struct tap *tap = userdata;
     double frames = 0, levels[3] = {0, 0, 0};
     const double frequencies[3] = {440, 1000, 1500};
     const void *data;
-    (void)length;
-    while (pa_stream_readable_size(stream) > 0 && pa_stream_peek(stream, &data, &length) == 0 && length > 0) {
+    size_t bytes;
+    (void)readable;
+    while (pa_stream_readable_size(stream) > 0 && pa_stream_peek(stream, &data, &bytes) == 0 && bytes > 0) {
         if (data)
-            for (int k = 0; k < 3; k++) levels[k] = fmax(levels[k], amplitude(data, length / 8, frequencies[k]));
-        frames += (double)length / 8;
+            for (int k = 0; k < 3; k++) levels[k] = fmax(levels[k], amplitude(data, bytes / 8, frequencies[k]));
+        frames += (double)bytes / 8;
         pa_stream_drop(stream);
     }
     printf("%.1f %ld %.1f %.3f %.3f %.3f\n", now_ms() - tap->trace->start_ms, tap->input, frames / 48,
@@ -96,7 +97,10 @@ static void on_sink_input(pa_context *context, const pa_sink_input_info *input, 
     printf("%.1f new %u %s\n", now_ms() - trace->start_ms, input->index, name);
     struct tap *tap = malloc(sizeof *tap);
     *tap = (struct tap){trace, (long)input->index};
-    if (!trace->own_clients) return record(context, tap);
+    if (!trace->own_clients) {
+        record(context, tap);
+        return;
+    }
     pa_context *own = pa_context_new(pa_mainloop_get_api(trace->loop), "tap-trace app");
     pa_context_set_state_callback(own, on_own_client_state, tap);
     pa_context_connect(own, NULL, PA_CONTEXT_NOAUTOSPAWN, NULL);
