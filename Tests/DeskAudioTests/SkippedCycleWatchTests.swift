@@ -2,9 +2,9 @@
 import Testing
 
 /// `SkippedCycleWatch` on hand-made reports: a line of exactly 48 kHz through 0 at time 0,
-/// reports every 480 samples.
+/// reports every 480 samples unless a test says otherwise.
 @Suite struct SkippedCycleWatchTests {
-    static let part = SkippedCycleWatch.partSamples
+    static let part = SkippedCycleWatch.longestPartSamples
     static let nanosecondsPerSample = 1e9 / 48_000
 
     /// An estimator whose line runs through (0, 0) at 48 kHz, settled on steady reports.
@@ -22,7 +22,7 @@ import Testing
     /// returns the first estimator the watch gave, and the position it gave it at.
     static func feed(
         _ watch: inout SkippedCycleWatch, _ estimator: ClockEstimator, from: Int64, to: Int64,
-        lateNs: Double, lateFrom: Int64, earliestNs: Double = 0
+        lateNs: Double, lateFrom: Int64, earliestNs: Double = 0, every interval: Int64 = 480
     ) -> (ClockEstimator, Int64)? {
         var position = from
         while position < to {
@@ -30,7 +30,7 @@ import Testing
             let time = UInt64(1_000_000_000 + Double(position) * nanosecondsPerSample + late)
             watch.note(position: position, timeNs: time, estimator: estimator)
             if let stepped = watch.skippedCycle(at: position, earliestNs: earliestNs) { return (stepped, position) }
-            position += 480
+            position += interval
         }
         return nil
     }
@@ -71,6 +71,38 @@ import Testing
         // Late throughout, but by less than the threshold.
         var calm = SkippedCycleWatch()
         #expect(Self.feed(&calm, estimator, from: start, to: start + 20 * Self.part, lateNs: 2_000_000, lateFrom: start) == nil)
+    }
+
+    @Test func theThresholdAndThePartFollowTheFragments() throws {
+        let estimator = Self.steadyEstimator()
+        let start = 11 * 48_000 - 11 * 48_000 % Self.part
+        // Read every 64 samples (pipewire-pulse at the quantum a host asked for): a skipped
+        // 64-sample cycle, 1.3 ms, is found; the threshold is 0.67 ms, parts four reads long,
+        // so it is found within the fifth 256-sample part after the skip's (27 ms).
+        var quick = SkippedCycleWatch()
+        #expect(quick.stepThresholdNs == SkippedCycleWatch.largestStepThresholdNs)
+        quick.readSamples = 64
+        #expect(abs(quick.stepThresholdNs - 666_667) < 1)
+        #expect(quick.partSamples == 256)
+        let skipAt = start + 2 * Self.part + Self.part / 2
+        let (stepped, at) = try #require(
+            Self.feed(&quick, estimator, from: start, to: start + 10 * Self.part, lateNs: 1_333_333,
+                      lateFrom: skipAt, every: 64))
+        #expect(at > skipAt && at - skipAt <= 5 * 256, "found \(at - skipAt) samples after the skip")
+        let line = try #require(stepped.line)
+        let expected = 1_000_000_000 + Double(at) * Self.nanosecondsPerSample + 1_333_333
+        #expect(abs(line.timeNs(ofPosition: at) - expected) < 20_000, "off by \((line.timeNs(ofPosition: at) - expected) / 1e3) µs")
+        // Read every 480: the same lateness is under the 2.5 ms threshold, and never a skip.
+        var slow = SkippedCycleWatch()
+        slow.readSamples = 480
+        #expect(Self.feed(&slow, estimator, from: start, to: start + 20 * Self.part, lateNs: 1_333_333, lateFrom: start) == nil)
+        #expect(slow.stepThresholdNs == SkippedCycleWatch.largestStepThresholdNs)
+        #expect(slow.partSamples == Self.part)
+        // Every 16 samples: no lower than the least threshold, nor the shortest part.
+        var fine = SkippedCycleWatch()
+        fine.readSamples = 16
+        #expect(fine.stepThresholdNs == SkippedCycleWatch.smallestStepThresholdNs)
+        #expect(fine.partSamples == SkippedCycleWatch.shortestPartSamples)
     }
 
     @Test func positionsGoingBackForgetTheMarks() {

@@ -23,9 +23,9 @@ final class StreamClock: @unchecked Sendable {
     enum Source {
         /// From the server's clock: it may stray either way.
         case serverClock
-        /// Worked back from when the samples arrived: it may be late, never early
-        /// (`ArrivalEnvelope`).
-        case arrival
+        /// Worked back from when the samples arrived, read in fragments of `readSamples`
+        /// samples per channel: it may be late, never early (`ArrivalEnvelope`).
+        case arrival(readSamples: Int)
     }
 
     // Reporting thread only.
@@ -50,7 +50,8 @@ final class StreamClock: @unchecked Sendable {
         case .serverClock:
             estimator.report(position: samplePosition, timeNs: timeNs)
             line = estimator.line
-        case .arrival:
+        case .arrival(let readSamples):
+            skipWatch.readSamples = readSamples
             line = arrivalLine(position: samplePosition, timeNs: timeNs)
         }
         guard let line else { return }
@@ -72,13 +73,22 @@ final class StreamClock: @unchecked Sendable {
     // which says nothing of the clock (the loop would start again from it, and again from the
     // next report, on time: two time steps for a late wake-up). A lateness that lasts is a
     // skip, which the watch finds.
+    //
+    // A stream read in short fragments (a small quantum a host asked for) strays little, and
+    // the same holds while its line settles: a late report is left out and a skip is the
+    // watch's, measured from its own marks (a late report the line started again from would
+    // have the envelope pull it back at once, unflagged, and on a graph that skips every
+    // second or two the line would never settle).
     private func arrivalLine(position: Int64, timeNs: UInt64) -> ClockEstimator.Line? {
         let time = Double(timeNs)
         let predicted = estimator.line?.timeNs(ofPosition: position)
-        if envelope.isSettled(at: position), let predicted {
+        let settled = envelope.isSettled(at: position)
+        if settled || skipWatch.readsShortFragments, let predicted {
             skipWatch.note(position: position, timeNs: timeNs, estimator: estimator)
             let distance = time - predicted
-            if let stepped = steppedEstimator(position: position, distanceNs: distance), var line = stepped.line {
+            if let stepped = steppedEstimator(position: position, distanceNs: distance, settled: settled),
+                var line = stepped.line
+            {
                 estimator = stepped
                 skipWatch.reset()
                 envelope.restartWindow(at: position)
@@ -106,10 +116,15 @@ final class StreamClock: @unchecked Sendable {
     // report of 250 ms late (a skipped graph cycle). Earlier: a report came before the
     // envelope's least distance allows, and arrivals are never early (the line was moved late
     // by a stretch of late wake-ups taken for a skip, or the server caught up).
-    private func steppedEstimator(position: Int64, distanceNs: Double) -> ClockEstimator? {
-        if let skipped = skipWatch.skippedCycle(at: position, earliestNs: envelope.earliestNs) { return skipped }
+    // (While the line settles, only the watch's later, from its own marks: an early report
+    // starts the loop's line again.)
+    private func steppedEstimator(position: Int64, distanceNs: Double, settled: Bool) -> ClockEstimator? {
+        if let skipped = skipWatch.skippedCycle(at: position, earliestNs: settled ? envelope.earliestNs : nil) {
+            return skipped
+        }
+        guard settled else { return nil }
         let earlyNs = envelope.earliestNs - distanceNs
-        guard earlyNs > SkippedCycleWatch.stepThresholdNs else { return nil }
+        guard earlyNs > skipWatch.stepThresholdNs else { return nil }
         var stepped = estimator
         stepped.step(byNs: -earlyNs, at: position)
         return stepped

@@ -6,25 +6,71 @@
 /// by that much, so the least of them moves up; left to the estimator's loop and the
 /// envelope's slew, the stamps would run early for about a second, each frame a little off
 /// its length. The watch keeps a copy of the estimator at the start of each of the last
-/// parts of the stream (125 ms each) and the least distance, from that copy's line, of the
-/// reports made from two parts later on. When those reports (250 ms or more of them) all lie
-/// more than `stepThresholdNs` later than the envelope's least distance (the last second's,
-/// which still holds the reports from before), the cycle was skipped just
-/// before them: the copy, from before the loop started chasing them, moved by what they were
-/// late, is the line to go on with. A value type with no locks or allocation: the reporting
-/// thread owns it.
+/// parts of the stream (`partSamples` each) and the least distance, from that copy's line, of
+/// the reports made from two parts later on. When those reports (two parts or more of them)
+/// all lie more than `stepThresholdNs` later than the envelope's least distance (the last
+/// second's, which still holds the reports from before), the cycle was skipped just before
+/// them: the copy, from before the loop started chasing them, moved by what they were late,
+/// is the line to go on with. Both the part and the threshold follow the fragments the stream
+/// is read in (`readSamples`): a stream read every 64 samples shows a skip of 1.3 ms within
+/// about 20 ms, one read every 10 ms needs longer to tell a 5.3 ms skip from a late thread.
+/// A value type with no locks or allocation: the reporting thread owns it.
 struct SkippedCycleWatch: Sendable {
-    /// Samples in a part of the stream: 125 ms.
-    static let partSamples = Int64(AudioFormat.sampleRate / 8)
-    /// How much later than the envelope's least distance every report of 250 ms must be:
-    /// half a 256-sample quantum, above what a settled stream's least report strays.
-    static let stepThresholdNs = 2_500_000.0
+    /// Samples in a part of a stream read in fragments longer than `shortReadSamples`: 125 ms.
+    static let longestPartSamples = Int64(AudioFormat.sampleRate / 8)
+    /// The longest fragment that counts as short: 128 samples (2.7 ms), what a host gets that
+    /// asked for a small quantum. Such reads stray little (0.02–0.04 ms rms on pipewire-pulse
+    /// at 64), so a few of them late by half a cycle tell a skip.
+    static let shortReadSamples = 128
+    /// Reports in a part of a stream read in short fragments, and the fewest samples in one.
+    static let reportsPerPart = 4
+    static let shortestPartSamples: Int64 = 256
+    /// The most `stepThresholdNs` is: half a 256-sample quantum, above what a settled stream's
+    /// least report strays.
+    static let largestStepThresholdNs = 2_500_000.0
+    /// The least it is: 0.5 ms, above what the least report of a stream read every 32
+    /// samples strays (0.02–0.04 ms rms on pipewire-pulse at 64, docs/performance.md).
+    static let smallestStepThresholdNs = 500_000.0
 
-    /// The estimator as a part started, and the least distance from its line of the reports
-    /// made from two parts later on (the part between is where the skip may have been).
+    /// Samples per channel the stream is read in, as its capture asked the server (0: not
+    /// known, taken as long). Set before each report; a change forgets the marks, which were
+    /// counted in parts of the old length.
+    var readSamples = 0 {
+        didSet {
+            let part = readsShortFragments
+                ? max(Int64(readSamples * Self.reportsPerPart), Self.shortestPartSamples) : Self.longestPartSamples
+            if part != partSamples {
+                partSamples = part
+                reset()
+            }
+        }
+    }
+
+    /// True for a stream read in short fragments (`shortReadSamples` or fewer).
+    var readsShortFragments: Bool { readSamples > 0 && readSamples <= Self.shortReadSamples }
+
+    /// How much later than the envelope's least distance every report of two parts must be (and
+    /// how much earlier a single report, for a step back): half a fragment, within the bounds
+    /// above. The server's graph cycle is no longer than a fragment (a fragment of
+    /// pipewire-pulse holds one or more cycles), and a skip moves the audio by one cycle:
+    /// 5.3 ms at 256 samples, 1.3 ms at 64, when the host asked for that quantum.
+    var stepThresholdNs: Double {
+        guard readSamples > 0 else { return Self.largestStepThresholdNs }
+        let half = Double(MonotonicClock.nanoseconds(ofSamples: UInt64(readSamples))) / 2
+        return min(max(half, Self.smallestStepThresholdNs), Self.largestStepThresholdNs)
+    }
+
+    /// Samples in a part of the stream: `longestPartSamples`, or for short reads
+    /// `reportsPerPart` fragments (at least `shortestPartSamples`).
+    private(set) var partSamples = SkippedCycleWatch.longestPartSamples
+
+    /// The estimator as a part started, the least distance from its line of the reports of
+    /// that part, and of the reports made from two parts later on (the part between is where
+    /// the skip may have been).
     private struct Mark: Sendable {
         var part: Int64
         var estimator: ClockEstimator
+        var leastOwnNs: Double
         var leastLaterNs: Double
     }
 
@@ -37,34 +83,39 @@ struct SkippedCycleWatch: Sendable {
     /// Before `estimator` takes the report of sample `position` at `timeNs`: marks a part the
     /// report is the first of, and adds the report to the marks two or more parts older.
     mutating func note(position: Int64, timeNs: UInt64, estimator: ClockEstimator) {
-        let part = position / Self.partSamples
+        let part = position / partSamples
         for index in marks.indices {
             guard var mark = marks[index] else { continue }
             if part < mark.part || part >= mark.part + 5 {
                 marks[index] = nil  // gone back (a new stream), or too old to restore
-            } else if part >= mark.part + 2, let line = mark.estimator.line {
-                mark.leastLaterNs = min(mark.leastLaterNs, Double(timeNs) - line.timeNs(ofPosition: position))
+            } else if let line = mark.estimator.line {
+                let distance = Double(timeNs) - line.timeNs(ofPosition: position)
+                if part == mark.part { mark.leastOwnNs = min(mark.leastOwnNs, distance) }
+                if part >= mark.part + 2 { mark.leastLaterNs = min(mark.leastLaterNs, distance) }
                 marks[index] = mark
             }
         }
         let slot = Int(part % 5)
-        if marks[slot]?.part != part, estimator.line != nil {
-            marks[slot] = Mark(part: part, estimator: estimator, leastLaterNs: .infinity)
+        if marks[slot]?.part != part, let line = estimator.line {
+            marks[slot] = Mark(
+                part: part, estimator: estimator, leastOwnNs: Double(timeNs) - line.timeNs(ofPosition: position),
+                leastLaterNs: .infinity)
         }
     }
 
     /// After a report of sample `position`: the estimator to go on with, when the reports of
-    /// the last 250 ms or more all lie later than `earliestNs` (the envelope's least distance) by more
-    /// than the threshold, a mark's copy moved by what they were late; nil otherwise. A mark
-    /// is judged at the first report four parts after it (the two parts after the one
-    /// between, whole, and that report).
-    mutating func skippedCycle(at position: Int64, earliestNs: Double) -> ClockEstimator? {
-        let part = position / Self.partSamples
+    /// the last two parts or more all lie later than `earliestNs` (the envelope's least
+    /// distance; nil: the least of the mark's own part, for a line still settling, whose
+    /// envelope was measured from a line that moved since) by more than the threshold, a
+    /// mark's copy moved by what they were late; nil otherwise. A mark is judged at the first
+    /// report four parts after it (the two parts after the one between, whole, and that report).
+    mutating func skippedCycle(at position: Int64, earliestNs: Double?) -> ClockEstimator? {
+        let part = position / partSamples
         let slot = Int((part + 1) % 5)  // the mark of part - 4, if there is one
         guard let mark = marks[slot], mark.part == part - 4, mark.leastLaterNs.isFinite else { return nil }
         marks[slot] = nil  // judged once
-        let lateNs = mark.leastLaterNs - earliestNs
-        guard lateNs > Self.stepThresholdNs else { return nil }
+        let lateNs = mark.leastLaterNs - (earliestNs ?? mark.leastOwnNs)
+        guard lateNs > stepThresholdNs else { return nil }
         var estimator = mark.estimator
         estimator.step(byNs: lateNs, at: position)
         return estimator

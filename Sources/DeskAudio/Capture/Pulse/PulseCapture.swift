@@ -304,7 +304,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         // reported for the audio after it moves on by the hole.
         PulseConnection.readFragments(of: stream) { samples, floats in
             if let samples {
-                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: .arrival)
+                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: .arrival(readSamples: periodSamples))
                 sampleTimeNs = nil  // one report per read is enough for the clock
             } else if let time = sampleTimeNs {
                 let channels = max(feed.ring.channels, 1)
