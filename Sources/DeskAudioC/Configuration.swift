@@ -208,10 +208,11 @@ public func deskaudio_set_surround_streams(_ streams: Int32) -> Int32 {
 /// quantum many graphs run, that is up to 5.3 ms of the sink-to-frame latency, at 64 samples
 /// 1.3 ms (docs/performance.md). The graph runs at the smallest quantum any of its streams
 /// asks, so every application on the server then wakes that often: ask only when latency
-/// matters more than the server's CPU. The PulseAudio backend keeps its fragments at the
-/// frame's length (pipewire-pulse does not go below its pulse.min.quantum, 256 samples by
-/// default; plain PulseAudio hands a monitor its audio ahead of the sink). Applies from the
-/// next start from stopped, as deskaudio_capture_set_channels() does.
+/// matters more than the server's CPU. The PulseAudio backend on pipewire-pulse asks for it
+/// too (as the client's pulse.min.quantum and pulse.min.frag, which pipewire-pulse otherwise
+/// floors at 256 samples, and in fragments that long); on plain PulseAudio it keeps its
+/// fragments at the frame's length (small ones made its capture times worse). Applies from
+/// the next start from stopped, as deskaudio_capture_set_channels() does.
 /// - Parameters:
 ///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - samples: 32 to 480 samples per channel, or 0 for the frame's length within 5–10 ms.

@@ -28,7 +28,7 @@
     X(pa_context_load_module) \
     X(pa_context_move_sink_input_by_index) \
     X(pa_context_move_source_output_by_name) \
-    X(pa_context_new) \
+    X(pa_context_new_with_proplist) \
     X(pa_context_set_state_callback) \
     X(pa_context_set_subscribe_callback) \
     X(pa_context_subscribe) \
@@ -36,7 +36,10 @@
     X(pa_context_unref) \
     X(pa_operation_get_state) \
     X(pa_operation_unref) \
+    X(pa_proplist_free) \
     X(pa_proplist_gets) \
+    X(pa_proplist_new) \
+    X(pa_proplist_sets) \
     X(pa_stream_begin_write) \
     X(pa_stream_connect_playback) \
     X(pa_stream_connect_record) \

@@ -12,7 +12,8 @@ struct StreamOptions: Sendable, Equatable {
     /// length within 5–10 ms: short frames are not held up by long blocks, and 2.5 ms frames
     /// do not make the whole server graph (every application's stream) wake 400 times a second.
     var periodSamples = FrameDuration.ms10.samples
-    /// PipeWire only: the quantum the stream asks the graph for instead (nil: `periodSamples`).
+    /// On PipeWire (natively or through pipewire-pulse): the quantum the stream asks the graph
+    /// for instead (nil: `periodSamples`).
     /// The graph runs at the smallest any of its streams asks, so every application wakes
     /// that often.
     var pipeWireQuantum: Int?

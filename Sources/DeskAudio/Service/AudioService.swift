@@ -88,8 +88,9 @@ public final class AudioService: @unchecked Sendable {
 
     /// Has PipeWire capture streams started from now on ask the graph for a quantum of
     /// `samples` per channel (`pipeWireQuantumRange`), or, with nil (the default), for the
-    /// frame's length within 5–10 ms. The PulseAudio backend is not affected. Applies from the
-    /// next start from stopped, as `setChannels` does.
+    /// frame's length within 5–10 ms. The PulseAudio backend asks pipewire-pulse for it too;
+    /// plain PulseAudio is not affected. Applies from the next start from stopped, as
+    /// `setChannels` does.
     public func setPipeWireQuantum(samples: Int?) throws(DeskAudioError) {
         if let samples, !Self.pipeWireQuantumRange.contains(samples) {
             let range = Self.pipeWireQuantumRange

@@ -6,8 +6,9 @@ final class PulseBackend: CaptureBackend {
 
     /// `options.linkingItself` is ignored: the PulseAudio API has no links (on pipewire-pulse,
     /// a stream the session manager does not link stays silent). `options.periodSamples`
-    /// sets the fragment of a device's or monitor's stream; applications' streams, mixed by
-    /// the library, keep 10 ms fragments.
+    /// sets the fragment of a device's or monitor's stream (on pipewire-pulse
+    /// `options.pipeWireQuantum` instead, when set); applications' streams, mixed by the
+    /// library, keep 10 ms fragments.
     func openStream(_ target: CaptureTarget, into feed: SourceFeed, wake: WakeSignal, options: StreamOptions)
         throws(DeskAudioError) -> CaptureStream
     {
@@ -18,8 +19,8 @@ final class PulseBackend: CaptureBackend {
         }
         guard case .applications(let selection) = target else {
             let stream = PulseCapture(
-                feed: feed, wake: wake, periodSamples: options.periodSamples, layout: options.layout,
-                onStop: virtualSink.map { sink in { sink.unload() } })
+                feed: feed, wake: wake, periodSamples: options.periodSamples, pipeWireQuantum: options.pipeWireQuantum,
+                layout: options.layout, onStop: virtualSink.map { sink in { sink.unload() } })
             if let virtualSink {
                 feed.notices.log(.info, "\(feed.name): the server has no sink: loaded \(virtualSink.name) for this capture")
                 feed.reportDeviceChange(to: "\(virtualSink.name).monitor")
@@ -42,7 +43,8 @@ final class PulseBackend: CaptureBackend {
             throw error
         }
         let stream = PulseCapture(
-            feed: feed, wake: wake, periodSamples: options.periodSamples, layout: options.layout, onStop: { mute.finish() })
+            feed: feed, wake: wake, periodSamples: options.periodSamples, pipeWireQuantum: options.pipeWireQuantum,
+            layout: options.layout, onStop: { mute.finish() })
         try stream.start(.sinkMonitor(named: mute.sinkName))
         return stream
     }

@@ -27,7 +27,9 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     // Run once when the stream stops: a mute finished, a virtual sink unloaded.
     private var onStop: (() -> Void)?
     // Samples per channel per fragment the server is asked for.
-    private let periodSamples: Int
+    private var periodSamples: Int
+    // On pipewire-pulse: the graph quantum the host asked for, which the fragments then are.
+    private let pipeWireQuantum: Int?
     // The channels asked of the server.
     private let layout: ChannelLayout
     // How long before it is played a plain PulseAudio sink hands its monitor a block.
@@ -36,17 +38,20 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
-    /// A stream writing to `feed`, handed fragments of `periodSamples` samples per channel;
-    /// `onStop` runs once when it stops (a started mute's finish, a virtual sink's unload);
-    /// it records in `layout`'s channels.
+    /// A stream writing to `feed`, handed fragments of `periodSamples` samples per channel,
+    /// or, on pipewire-pulse, of `pipeWireQuantum` when set (the graph then runs at that
+    /// quantum; plain PulseAudio keeps `periodSamples`: its capture times suffer from small
+    /// fragments, docs/performance.md); `onStop` runs once when it stops (a started mute's
+    /// finish, a virtual sink's unload); it records in `layout`'s channels.
     init(
         feed: SourceFeed, wake: WakeSignal, periodSamples: Int = FrameDuration.ms10.samples,
-        layout: ChannelLayout = .stereo, onStop: (() -> Void)? = nil
+        pipeWireQuantum: Int? = nil, layout: ChannelLayout = .stereo, onStop: (() -> Void)? = nil
     ) {
         self.layout = layout
         self.feed = feed
         self.wake = wake
         self.periodSamples = periodSamples
+        self.pipeWireQuantum = pipeWireQuantum
         self.onStop = onStop
     }
 
@@ -56,10 +61,17 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
         precondition(connection == nil, "start called twice")
         let deadline = MonotonicClock.deadline(afterMilliseconds: timeoutMs)
-        let newConnection = try PulseConnection(deadline: deadline)
+        // pipewire-pulse does not make a client's quantum smaller than its pulse.min.quantum
+        // and pulse.min.frag, unless the client's own properties say so.
+        let quantum = pipeWireQuantum.map { "\($0)/\(AudioFormat.sampleRate)" }
+        let newConnection = try PulseConnection(
+            deadline: deadline, properties: quantum.map { ["pulse.min.quantum": $0, "pulse.min.frag": $0] } ?? [:])
         connection = newConnection
         try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             self.target = target
+            if let pipeWireQuantum, try newConnection.serverName(until: deadline).hasPrefix("PulseAudio (on PipeWire") {
+                periodSamples = pipeWireQuantum
+            }
             resolveTarget()
             try newConnection.wait(until: deadline, what: "the capture device") { resolution != nil }
             guard case .device(let device) = resolution else {

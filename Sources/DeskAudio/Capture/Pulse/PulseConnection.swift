@@ -11,13 +11,15 @@ final class PulseConnection: MainLoopLocking {
     let context: OpaquePointer
     private var closed = false
 
-    /// Connects, waiting at most until `deadline` (CLOCK_MONOTONIC ns). Never spawns a server.
-    init(deadline: UInt64) throws(DeskAudioError) {
+    /// Connects, waiting at most until `deadline` (CLOCK_MONOTONIC ns), as a client with
+    /// `properties` besides its name (keys the server reads, such as pipewire-pulse's
+    /// `pulse.min.quantum`). Never spawns a server.
+    init(deadline: UInt64, properties: [String: String] = [:]) throws(DeskAudioError) {
         try PulseLibrary.load()
         guard let loop = pulse.pa_threaded_mainloop_new() else {
             throw .outOfResources("cannot create a PulseAudio main loop")
         }
-        guard let newContext = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(loop), "DeskAudio") else {
+        guard let newContext = PulseConnection.newContext(on: loop, named: "DeskAudio", properties: properties) else {
             pulse.pa_threaded_mainloop_free(loop)
             throw .outOfResources("cannot create a PulseAudio context")
         }
@@ -50,6 +52,16 @@ final class PulseConnection: MainLoopLocking {
 
     deinit { close() }
 
+    /// A client context on `loop`'s API named `name`, with `properties`; nil when libpulse refused.
+    private static func newContext(
+        on loop: OpaquePointer, named name: String, properties: [String: String]
+    ) -> OpaquePointer? {
+        guard let list = pulse.pa_proplist_new() else { return nil }
+        defer { pulse.pa_proplist_free(list) }
+        for (key, value) in properties where pulse.pa_proplist_sets(list, key, value) < 0 { return nil }
+        return pulse.pa_context_new_with_proplist(pulse.pa_threaded_mainloop_get_api(loop), name, list)
+    }
+
     /// Starts connecting `context` to the server (the chosen user's session: their socket,
     /// and their cookie, which PulseAudio lets a client of another user in with and
     /// pipewire-pulse does not need); false when libpulse refused at once. Never spawns a server.
@@ -65,12 +77,27 @@ final class PulseConnection: MainLoopLocking {
     /// disconnects and unrefs it, lock held, before this connection closes. nil when libpulse
     /// refused at once.
     func newClientContext(named name: String) -> OpaquePointer? {
-        guard let context = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(mainloop), name) else { return nil }
+        guard let context = PulseConnection.newContext(on: mainloop, named: name, properties: [:]) else { return nil }
         guard PulseConnection.connect(context) else {
             pulse.pa_context_unref(context)
             return nil
         }
         return context
+    }
+
+    /// Lock held: the server's name, "pulseaudio" or "PulseAudio (on PipeWire 1.4.2)".
+    func serverName(until deadline: UInt64) throws(DeskAudioError) -> String {
+        final class Answer { var name = "" }
+        let answer = Answer()
+        try complete(
+            pulse.pa_context_get_server_info(
+                context,
+                { _, info, userData in
+                    guard let name = info?.pointee.server_name else { return }
+                    Unmanaged<Answer>.fromOpaque(userData!).takeUnretainedValue().name = String(cString: name)
+                }, Unmanaged.passUnretained(answer).toOpaque()),
+            until: deadline, what: "the server info")
+        return answer.name
     }
 
     /// Takes the main loop lock.

@@ -13,6 +13,6 @@ enum PulseLibrary {
     }
 }
 
-/// libpulse's functions, called as `pulse.pa_context_new(...)`; valid once
+/// libpulse's functions, called as `pulse.pa_context_connect(...)`; valid once
 /// `PulseLibrary.load()` has succeeded (every `PulseConnection` does it first).
 var pulse: deskaudio_pulse_functions { deskaudio_pulse().pointee }
