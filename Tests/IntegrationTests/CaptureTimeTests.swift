@@ -151,6 +151,32 @@ extension RealServerTests {
             #expect(result["clock.source"] == 2, "the mapping is app audio's clock")
         }
 
+        /// Through pipewire-pulse too, a host that asked for a 64-sample quantum
+        /// (deskaudio_set_pipewire_quantum()) gets it: the library's client carries
+        /// pulse.min.quantum and pulse.min.frag of 64/48000, which pipewire-pulse honours for that
+        /// client's streams (every other client stays at its floor of 256), and asks for
+        /// 64-sample fragments, so the server shows the record stream's node.latency at 64. The
+        /// capture times hold: a skipped cycle is 1.3 ms here, found within about 20 ms
+        /// (`SkippedCycleWatch`), and consecutive frames stay their length apart though this
+        /// machine makes the graph skip such cycles every second or two. (Latency is measured by
+        /// scripts/bench-latency, not here.)
+        @Test func pipewirePulseRecordsAtTheQuantumTheHostAskedFor() throws {
+            let (process, output, error) = try ExternalTools.start(
+                [stampErrorProbe, "40", "200", "10000", "256", "64"],
+                environment: ["DESKAUDIO_BACKEND": "pulse", "STAMP_PLAYER": "pipewire"])
+            let asked = waitUntil(seconds: 6) {
+                (try? ExternalTools.run(["pw-dump"]).output)?.contains("\"node.latency\": \"64/48000\"") == true
+            }
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let problems = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "stamp-error: \(problems)")
+            #expect(asked, "the record stream asks pipewire-pulse for a 64-sample quantum (pw-dump)")
+            print("measured: capture times, pulse on pipewire-pulse, capture quantum 64: "
+                + text.split(separator: "\n").filter { !$0.hasPrefix("burst ") }.joined(separator: "; "))
+            Self.expectArrivalStamps(ProbeResult(text), absP99Ms: 2)
+        }
+
         /// Plain PulseAudio (the rig's null sink at s16 44.1 kHz): the reference is the sink's
         /// own account of the probe's playback stream (read index and latency, stamped at the
         /// midpoint of the timing request's round trip), and a sink's monitor gets each block
