@@ -158,7 +158,7 @@ private func captureSurroundSink(
             frames.allSatisfy {
                 $0.header.mapping?.streams == UInt8(streams.0) && $0.header.mapping?.coupledStreams == UInt8(streams.1)
             }, "\(streams.0) streams, \(streams.1) coupled")
-        let bytes = try collector.raw()
+        let bytes = collector.raw()
         let asSent = try FrameReceiver(output: .asSent)
         let decoded = try decodeAll(bytes, by: asSent)
         let worst = expectEachToneInItsChannel(
