@@ -32,8 +32,11 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private let pipeWireQuantum: Int?
     // The channels asked of the server.
     private let layout: ChannelLayout
-    // How long before it is played a plain PulseAudio sink hands its monitor a block.
-    private let sinkLead = PulseSinkLead()
+    // On plain PulseAudio: when the stream's samples sounded, from the server's snapshots.
+    // Nil on pipewire-pulse, whose capture times are worked back from arrivals.
+    private var serverTiming: PulseRecordTiming?
+    // Samples per channel read from the stream (holes included) since it started.
+    private var streamPosition: Int64 = 0
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -69,8 +72,10 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         connection = newConnection
         try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             self.target = target
-            if let pipeWireQuantum, try newConnection.serverName(until: deadline).hasPrefix("PulseAudio (on PipeWire") {
-                periodSamples = pipeWireQuantum
+            if try newConnection.serverName(until: deadline).hasPrefix("PulseAudio (on PipeWire") {
+                periodSamples = pipeWireQuantum ?? periodSamples
+            } else {
+                serverTiming = PulseRecordTiming(channels: layout.channels)
             }
             resolveTarget()
             try newConnection.wait(until: deadline, what: "the capture device") { resolution != nil }
@@ -78,10 +83,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 if case .failure(let error) = resolution { throw error }
                 throw DeskAudioError.streamFailed("PulseAudio gave no capture device")
             }
-            // The lead first, so that the first capture times have it (not known by the
-            // deadline: none, until a read asks again).
-            sinkLead.ask(device: device, on: newConnection.context, nowNs: MonotonicClock.nowNs())
-            try? newConnection.wait(until: deadline, what: "the sink's latency") { sinkLead.answered }
             try recordLocked(from: device, on: newConnection, deadline: deadline)
             followedDevice = device
             if target.deviceName == nil {
@@ -269,6 +270,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             ? "the default \(kind) \(requestedName) is gone" : "PulseAudio has no \(kind) named \(requestedName)"
     }
 
+    private static let nanosecondsPerSample = 1e9 / Double(AudioFormat.sampleRate)
+
     private func monitorRefused(_ name: String) -> DeskAudioError {
         target.deviceName == nil
             ? .streamFailed("the default source \(name) is a sink monitor, not a microphone")
@@ -293,33 +296,41 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     }
 
     // Main loop thread: copy everything readable into the ring, with the time its first
-    // sample was captured, and wake the worker.
+    // sample sounded, and wake the worker.
     private func readAvailable(_ stream: OpaquePointer?) {
-        // The newest readable sample arrived now, after the source's latency and the
-        // transport's (PulseAudio's timing info; pipewire-pulse reports no source latency
-        // for a monitor), and, from a plain PulseAudio sink's monitor, the sink's lead before
-        // it is played (`PulseSinkLead`). A timestamp of the server's own clock would be
-        // better; libpulse's interpolated stream latency strayed by ±5 ms here (docs/capture.md,
-        // "Capture times"). An arrival is never early, only late (the server may also keep
-        // part of a cycle back until a whole fragment is ready): the clock keeps the earliest.
-        let now = MonotonicClock.nowNs()
-        sinkLead.refresh(stream: stream, context: connection?.context, nowNs: now)
-        let readable = UInt64(max(pulse.pa_stream_readable_size(stream), 0))
-        let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
-        var pathNs: UInt64 = 0
-        if let info = pulse.pa_stream_get_timing_info(stream) {
-            pathNs = (info.pointee.source_usec + info.pointee.transport_usec) * 1000
+        var sampleTimeNs: Int64?
+        var timeSource = StreamClock.Source.serverClock
+        if let serverTiming {
+            // Plain PulseAudio: from the server's last snapshot, once per snapshot.
+            serverTiming.refresh(stream: stream, nowNs: MonotonicClock.nowNs())
+            if let mark = serverTiming.takeMark() {
+                sampleTimeNs = Int64(mark.timeNs + Double(streamPosition - mark.position) * Self.nanosecondsPerSample)
+            }
+        } else {
+            // pipewire-pulse: the newest readable sample arrived now, after the transport's
+            // latency (it reports no source latency for a monitor, and hands a monitor each
+            // cycle as it is played). An arrival is never early, only late (the server may
+            // also keep part of a cycle back until a whole fragment is ready): the clock keeps
+            // the earliest.
+            let now = MonotonicClock.nowNs()
+            let readable = UInt64(max(pulse.pa_stream_readable_size(stream), 0))
+            let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
+            var pathNs: UInt64 = 0
+            if let info = pulse.pa_stream_get_timing_info(stream) {
+                pathNs = (info.pointee.source_usec + info.pointee.transport_usec) * 1000
+            }
+            sampleTimeNs = Int64(bitPattern: now &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
+            timeSource = .arrival(readSamples: periodSamples)
         }
-        var sampleTimeNs: Int64? =
-            Int64(bitPattern: now &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs) &+ sinkLead.leadNs
         // A hole (no samples) is skipped: the worker's clock follows the audio, and the time
         // reported for the audio after it moves on by the hole.
+        let channels = max(feed.ring.channels, 1)
         PulseConnection.readFragments(of: stream) { samples, floats in
+            streamPosition += Int64(floats / channels)
             if let samples {
-                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: .arrival(readSamples: periodSamples))
+                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: timeSource)
                 sampleTimeNs = nil  // one report per read is enough for the clock
             } else if let time = sampleTimeNs {
-                let channels = max(feed.ring.channels, 1)
                 sampleTimeNs = time + Int64(MonotonicClock.nanoseconds(ofSamples: UInt64(floats / channels)))
             }
         }
