@@ -270,8 +270,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             ? "the default \(kind) \(requestedName) is gone" : "PulseAudio has no \(kind) named \(requestedName)"
     }
 
-    private static let nanosecondsPerSample = 1e9 / Double(AudioFormat.sampleRate)
-
     private func monitorRefused(_ name: String) -> DeskAudioError {
         target.deviceName == nil
             ? .streamFailed("the default source \(name) is a sink monitor, not a microphone")
@@ -304,7 +302,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             // Plain PulseAudio: from the server's last snapshot, once per snapshot.
             serverTiming.refresh(stream: stream, nowNs: MonotonicClock.nowNs())
             if let mark = serverTiming.takeMark() {
-                sampleTimeNs = Int64(mark.timeNs + Double(streamPosition - mark.position) * Self.nanosecondsPerSample)
+                sampleTimeNs = Int64(mark.timeNs(ofPosition: streamPosition))
             }
         } else {
             // pipewire-pulse: the newest readable sample arrived now, after the transport's

@@ -13,28 +13,21 @@ import Glibc
 /// with a sink latency that changed since it was last asked (both made capture times off by
 /// up to 5 ms, docs/capture.md). The stamp is taken after the snapshot, up to the round
 /// trip later, so an answer that took longer than `longestRoundTripNs` is not taken.
-/// pipewire-pulse's timing info has no such snapshot (it hands a monitor each cycle as it is
-/// played): its capture times are worked back from arrivals. Main loop thread only (or its
-/// lock held).
+/// pipewire-pulse hands a monitor each cycle as it is played, and its capture times stay
+/// worked back from arrivals (this way was not measured there). Main loop thread only (or
+/// its lock held).
 final class PulseRecordTiming {
     /// How often the server is asked once an answer was taken.
     static let intervalNs: UInt64 = 100_000_000
     /// The longest round trip of an answer taken: the stamp is at most that late.
     static let longestRoundTripNs: UInt64 = 1_000_000
 
-    /// A stream position (samples per channel since the stream started) and the
-    /// CLOCK_MONOTONIC time that sample sounded.
-    struct Mark {
-        var position: Int64
-        var timeNs: Double
-    }
-
     private let channels: Int
     private var askedAtNs: UInt64 = 0
     private var takenAtNs: UInt64?
     private var asking = false
     // The last answer taken, until `takeMark()` hands it on.
-    private var mark: Mark?
+    private var mark: ClockEstimator.Line?
 
     /// Timing for a stream of `channels` 32-bit float channels.
     init(channels: Int) {
@@ -58,8 +51,10 @@ final class PulseRecordTiming {
         pulse.pa_operation_unref(operation)
     }
 
-    /// The newest mark not handed on yet, or nil.
-    func takeMark() -> Mark? {
+    /// The newest mark not handed on yet, or nil: a stream position (samples per channel
+    /// since the stream started), the CLOCK_MONOTONIC time that sample sounded, and the
+    /// nominal length of a sample to place the samples near it.
+    func takeMark() -> ClockEstimator.Line? {
         defer { mark = nil }
         return mark
     }
@@ -69,11 +64,12 @@ final class PulseRecordTiming {
     /// clock less CLOCK_MONOTONIC): the sample the stream was written up to sounded at the
     /// stamp plus the monitored sink's latency less the source's latency and what is on its
     /// way.
-    static func mark(of info: pa_timing_info, channels: Int, wallClockOffsetNs: Double) -> Mark {
+    static func mark(of info: pa_timing_info, channels: Int, wallClockOffsetNs: Double) -> ClockEstimator.Line {
         let stampNs = Double(info.timestamp.tv_sec) * 1e9 + Double(info.timestamp.tv_usec) * 1e3 - wallClockOffsetNs
-        return Mark(
+        return ClockEstimator.Line(
             position: info.write_index / Int64(max(channels, 1) * MemoryLayout<Float>.size),
-            timeNs: stampNs + (Double(info.sink_usec) - Double(info.source_usec)) * 1e3)
+            timeNs: stampNs + (Double(info.sink_usec) - Double(info.source_usec)) * 1e3,
+            nanosecondsPerSample: FramePipeline.nominalNanosecondsPerSample)
     }
 
     private func answered(_ stream: OpaquePointer?, success: Bool) {
