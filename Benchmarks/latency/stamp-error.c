@@ -197,7 +197,14 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
         double step = (double)info.capture_time_ns - (double)probe.last_capture_ns;
         double off = fabs(step - (double)info.frame_samples * 1e9 / RATE);
         if (off > probe.worst_step_ns) probe.worst_step_ns = off;
-        if (off > 50000) probe.steps_over++;
+        if (off > 50000) {
+            probe.steps_over++;
+            /* STAMP_FRAMES=1: each frame off its length by more than 0.05 ms, to place it. */
+            if (getenv("STAMP_FRAMES"))
+                printf("frame %.3f s after the first: %+.4f ms off its length\n",
+                       (double)(info.sample_clock - probe.first_sample_clock) / RATE,
+                       (step - (double)info.frame_samples * 1e9 / RATE) / 1e6);
+        }
         probe.steps++;
     }
     probe.have_last = 1;
