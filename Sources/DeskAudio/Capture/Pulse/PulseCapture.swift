@@ -37,6 +37,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private var serverTiming: PulseRecordTiming?
     // Samples per channel read from the stream (holes included) since it started.
     private var streamPosition: Int64 = 0
+    // On pipewire-pulse: the transport latency of its timing updates, less the stalls.
+    private var transportFloor = PulseTransportFloor()
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -315,7 +317,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
             var pathNs: UInt64 = 0
             if let info = pulse.pa_stream_get_timing_info(stream) {
-                pathNs = (info.pointee.source_usec + info.pointee.transport_usec) * 1000
+                pathNs = (info.pointee.source_usec + transportFloor.transportUsec(of: info.pointee)) * 1000
             }
             sampleTimeNs = Int64(bitPattern: now &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
             timeSource = .arrival(readSamples: periodSamples)
