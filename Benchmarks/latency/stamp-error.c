@@ -189,7 +189,14 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
      * quantum skipped or changed): the run is not continuous there, and the step is counted
      * apart. */
     int stepped = (info.flags & DESKAUDIO_FRAME_TIME_STEP) != 0;
-    if (stepped && probe.have_last) probe.time_steps++;
+    if (stepped && probe.have_last) {
+        probe.time_steps++;
+        if (getenv("STAMP_FRAMES"))
+            printf("time step %.3f s after the first: %+.4f ms against the sample clock\n",
+                   (double)(info.sample_clock - probe.first_sample_clock) / RATE,
+                   ((double)info.capture_time_ns - (double)probe.last_capture_ns -
+                    (double)(info.sample_clock - probe.last_sample_clock) * 1e9 / RATE) / 1e6);
+    }
     /* Judged once the clock has locked: 2 s into the capture. */
     if (probe.have_last && !stepped && info.sequence == probe.last_sequence + 1 &&
         !(info.flags & DESKAUDIO_FRAME_AFTER_GAP) && info.sample_clock == probe.last_sample_clock + info.frame_samples &&
