@@ -202,7 +202,8 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
         !(info.flags & DESKAUDIO_FRAME_AFTER_GAP) && info.sample_clock == probe.last_sample_clock + info.frame_samples &&
         info.sample_clock >= probe.first_sample_clock + 2 * RATE) {
         double step = (double)info.capture_time_ns - (double)probe.last_capture_ns;
-        double off = fabs(step - (double)info.frame_samples * 1e9 / RATE);
+        double beyond = step - (double)info.frame_samples * 1e9 / RATE; /* step less the frame's length */
+        double off = fabs(beyond);
         if (off > probe.worst_step_ns) probe.worst_step_ns = off;
         if (off > 50000) {
             probe.steps_over++;
@@ -210,7 +211,7 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
             if (getenv("STAMP_FRAMES"))
                 printf("frame %.3f s after the first: %+.4f ms off its length\n",
                        (double)(info.sample_clock - probe.first_sample_clock) / RATE,
-                       (step - (double)info.frame_samples * 1e9 / RATE) / 1e6);
+                       beyond / 1e6);
         }
         probe.steps++;
     }
