@@ -1347,8 +1347,9 @@ typedef enum deskaudio_frame_flag {
     DESKAUDIO_FRAME_AFTER_LOSS = 16,
     /**
      * The frame's capture_time_ns does not follow from the last frame's (its time plus the
-     * samples between them): the server's clock stepped or another source's clock took over;
-     * a host pairing audio with video re-anchors here.
+     * samples between them; right after the last frame, by more than 0.05 ms): the server's
+     * clock stepped or another source's clock took over; a host pairing audio with video
+     * re-anchors here.
      */
     DESKAUDIO_FRAME_TIME_STEP = 32,
 } deskaudio_frame_flag;

@@ -129,6 +129,31 @@ import Testing
         ])
     }
 
+    /// On a server clock, a frame whose time moved more than 0.05 ms against the last one's
+    /// (whatever moved the line: a settling loop, a stall) carries the time-step flag, so
+    /// that frames without it are always their length apart within that; a smaller move
+    /// does not, and times estimated from arrival are never judged.
+    @Test func aFrameMovedMoreThanTheToleranceOnAServerClockIsFlagged() throws {
+        func flags(movesNs: [UInt64], onServerClock: Bool) throws -> [Bool] {
+            let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+            let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * (movesNs.count + 1))
+            var stepped: [Bool] = []
+            var endNs: UInt64 = 1_000_000_000
+            for (index, move) in ([0] + movesNs).enumerated() {
+                endNs += 10_000_000 + move
+                tone[(index * AudioFormat.frameFloats)..<((index + 1) * AudioFormat.frameFloats)].withUnsafeBufferPointer {
+                    pipeline.process($0, endTimeNs: endNs, onServerClock: onServerClock) { bytes in
+                        stepped.append(try! AudioFrameParser.parse(bytes).header.flags.contains(.timeStep))
+                    }
+                }
+            }
+            return stepped
+        }
+        let moves: [UInt64] = [30_000, 0, 80_000, 49_000, 51_000, 0]
+        #expect(try flags(movesNs: moves, onServerClock: true) == [false, false, false, true, false, true, false])
+        #expect(try flags(movesNs: moves, onServerClock: false) == [Bool](repeating: false, count: 7))
+    }
+
     @Test func discontinuityFlagsTheNextFrameAndAdvancesTheClock() throws {
         let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
         let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 2 + 100)

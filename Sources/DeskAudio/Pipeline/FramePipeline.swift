@@ -37,6 +37,9 @@ public final class FramePipeline {
     private var samplesIn: UInt64 = 0
     private var markNextAfterGap = false
     private var markNextTimeStep = false
+    // The last frame sent, where its times were on a server clock's line: its sample clock,
+    // length and capture time (the next one's time must follow from them).
+    private var lastSentOnClock: (sampleClock: UInt64, samples: Int, timeNs: UInt64)?
     private var frameSources: AudioFrameHeader.Flags = []
 
     /// A pipeline with its own encoder and gate, cutting frames of `frameDuration`.
@@ -64,18 +67,22 @@ public final class FramePipeline {
     /// the last one sounds at `endTimeNs` (CLOCK_MONOTONIC), and each lasts
     /// `nanosecondsPerSample` (nominal unless the server's clock says otherwise). `timeStepped`:
     /// those times are on a clock mapping other than the last chunk's (it started again), so
-    /// the next frame sent carries the time-step flag. `deliver` gets each AudioFrame (header
-    /// + Opus packet), valid only during the call, in order. A frame's flags name every source
-    /// that contributed to it.
+    /// the next frame sent carries the time-step flag. `onServerClock`: the times are on a
+    /// server clock's line, which frames of a continuous run follow to the nanosecond: a frame
+    /// whose time moved more than `timeStepToleranceNs` against the last one's (its time plus
+    /// its length, at this chunk's rate) carries the flag too, whatever moved it. `deliver`
+    /// gets each AudioFrame (header + Opus packet), valid only during the call, in order. A
+    /// frame's flags name every source that contributed to it.
     public func process(
         _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = .app, endTimeNs: UInt64,
         nanosecondsPerSample: Double = FramePipeline.nominalNanosecondsPerSample, timeStepped: Bool = false,
-        deliver: (UnsafeRawBufferPointer) -> Void
+        onServerClock: Bool = false, deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         // (The first frame this chunk completes is the first stamped on the new mapping.)
         if timeStepped { markNextTimeStep = true }
         samplesIn += UInt64(chunk.count / encoder.layout.channels)
-        let chunkEnd = (sample: samplesIn, timeNs: endTimeNs, nanosecondsPerSample: nanosecondsPerSample)
+        let chunkEnd = ChunkEnd(
+            sample: samplesIn, timeNs: endTimeNs, nanosecondsPerSample: nanosecondsPerSample, onServerClock: onServerClock)
         frameSources.formUnion(sources)
         framer.append(chunk) { frame in
             handle(frame, chunkEnd: chunkEnd, deliver: deliver)
@@ -85,6 +92,17 @@ public final class FramePipeline {
 
     /// Nanoseconds one sample lasts at 48 kHz.
     public static let nominalNanosecondsPerSample = 1e9 / Double(AudioFormat.sampleRate)
+    /// How far (ns) a frame's capture time may stray from the last frame's plus its length,
+    /// on a server clock, without the time-step flag: 0.05 ms.
+    public static let timeStepToleranceNs = 50_000.0
+
+    // Where the chunk that completes a frame ends, and how its times were found.
+    private struct ChunkEnd {
+        var sample: UInt64
+        var timeNs: UInt64
+        var nanosecondsPerSample: Double
+        var onServerClock: Bool
+    }
 
     /// The sample clock of the sample after everything processed so far (the next frame's
     /// sample clock once the framer's partial frame is complete).
@@ -110,10 +128,11 @@ public final class FramePipeline {
         sampleClock += skippedSamples
         samplesIn = sampleClock
         markNextAfterGap = true
+        lastSentOnClock = nil
     }
 
     private func handle(
-        _ frame: UnsafeBufferPointer<Float>, chunkEnd: (sample: UInt64, timeNs: UInt64, nanosecondsPerSample: Double),
+        _ frame: UnsafeBufferPointer<Float>, chunkEnd: ChunkEnd,
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         let frameClock = sampleClock
@@ -134,7 +153,9 @@ public final class FramePipeline {
             flags.insert(.afterGap)
             markNextAfterGap = false
         }
-        if markNextTimeStep { flags.insert(.timeStep) }
+        let samplesAfterStart = chunkEnd.sample - min(chunkEnd.sample, frameClock)
+        let captureTime = chunkEnd.timeNs &- UInt64(Double(samplesAfterStart) * chunkEnd.nanosecondsPerSample)
+        if markNextTimeStep || movedAgainstSampleClock(frameClock, captureTime, chunkEnd) { flags.insert(.timeStep) }
         let mapping = encoder.layout.mappingFamily == 0 ? nil : encoder.mapping
         let headerBytes = mapping.map { AudioFrameHeader.byteCount + 2 + Int($0.channels) } ?? AudioFrameHeader.byteCount
         let packet = UnsafeMutableRawBufferPointer(rebasing: output[headerBytes...]).bindMemory(to: UInt8.self)
@@ -146,8 +167,6 @@ public final class FramePipeline {
             markNextAfterGap = true
             return
         }
-        let samplesAfterStart = chunkEnd.sample - min(chunkEnd.sample, frameClock)
-        let captureTime = chunkEnd.timeNs &- UInt64(Double(samplesAfterStart) * chunkEnd.nanosecondsPerSample)
         let header = AudioFrameHeader(
             flags: flags, channels: UInt8(encoder.layout.channels),
             codec: mapping == nil ? AudioFrameHeader.codecOpus : AudioFrameHeader.codecOpusMultistream,
@@ -156,9 +175,20 @@ public final class FramePipeline {
         AudioFrameWriter.write(header, into: output)
         sequence &+= 1
         markNextTimeStep = false
+        lastSentOnClock = chunkEnd.onServerClock ? (frameClock, frameSamples, captureTime) : nil
         let total = headerBytes + length
         counters.framesSent += 1
         counters.bytesSent += UInt64(total)
         deliver(UnsafeRawBufferPointer(rebasing: output[0..<total]))
+    }
+
+    // Whether a frame starting at `sampleClock`, stamped `timeNs`, moved against the last one
+    // sent right before it by more than the tolerance (both on a server clock).
+    private func movedAgainstSampleClock(_ sampleClock: UInt64, _ timeNs: UInt64, _ chunkEnd: ChunkEnd) -> Bool {
+        guard chunkEnd.onServerClock, let last = lastSentOnClock,
+            last.sampleClock + UInt64(last.samples) == sampleClock
+        else { return false }
+        let expected = Double(last.timeNs) + Double(last.samples) * chunkEnd.nanosecondsPerSample
+        return abs(Double(timeNs) - expected) > FramePipeline.timeStepToleranceNs
     }
 }

@@ -141,7 +141,8 @@ final class CaptureWorker: @unchecked Sendable {
             lastChunkEndNs = end.timeNs
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
-                nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: timeStepped
+                nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: timeStepped,
+                onServerClock: end.origin != .arrival
             ) { frame in
                 delivery.queue.push(frame)
             }
