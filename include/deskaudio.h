@@ -1347,7 +1347,8 @@ typedef enum deskaudio_frame_flag {
     DESKAUDIO_FRAME_AFTER_LOSS = 16,
     /**
      * The frame's capture_time_ns does not follow from the last frame's (its time plus the
-     * samples between them; right after the last frame, by more than 0.05 ms): the server's
+     * samples between them; right after the last frame, by more than 0.05 ms, or 0.5 ms in
+     * the first 2 s of a clock's line): the server's
      * clock stepped or another source's clock took over; a host pairing audio with video
      * re-anchors here.
      */

@@ -130,28 +130,34 @@ import Testing
     }
 
     /// On a server clock, a frame whose time moved more than 0.05 ms against the last one's
-    /// (whatever moved the line: a settling loop, a stall) carries the time-step flag, so
-    /// that frames without it are always their length apart within that; a smaller move
-    /// does not, and times estimated from arrival are never judged.
+    /// (whatever moved the line: a stall, a loop's slew) carries the time-step flag, so that
+    /// frames without it are always their length apart within that; a smaller move does not,
+    /// and times estimated from arrival are never judged. For the 2 s after the line started
+    /// (the first report, a relock) it locks, and only a move of more than 0.5 ms is flagged.
     @Test func aFrameMovedMoreThanTheToleranceOnAServerClockIsFlagged() throws {
+        let locking = 200  // frames: 2 s
         func flags(movesNs: [UInt64], onServerClock: Bool) throws -> [Bool] {
             let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
-            let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * (movesNs.count + 1))
+            let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480)
             var stepped: [Bool] = []
             var endNs: UInt64 = 1_000_000_000
             for (index, move) in ([0] + movesNs).enumerated() {
                 endNs += 10_000_000 + move
-                tone[(index * AudioFormat.frameFloats)..<((index + 1) * AudioFormat.frameFloats)].withUnsafeBufferPointer {
-                    pipeline.process($0, endTimeNs: endNs, onServerClock: onServerClock) { bytes in
+                tone.withUnsafeBufferPointer {
+                    pipeline.process($0, endTimeNs: endNs, timeStepped: index == 0, onServerClock: onServerClock) { bytes in
                         stepped.append(try! AudioFrameParser.parse(bytes).header.flags.contains(.timeStep))
                     }
                 }
             }
             return stepped
         }
-        let moves: [UInt64] = [30_000, 0, 80_000, 49_000, 51_000, 0]
-        #expect(try flags(movesNs: moves, onServerClock: true) == [false, false, false, true, false, true, false])
-        #expect(try flags(movesNs: moves, onServerClock: false) == [Bool](repeating: false, count: 7))
+        let whileLocking: [UInt64] = [80_000, 0, 600_000, 0]
+        let still = [UInt64](repeating: 0, count: locking - whileLocking.count)
+        let settled: [UInt64] = [30_000, 0, 80_000, 49_000, 51_000, 0]
+        let expected = [true, false, false, true, false] + [Bool](repeating: false, count: still.count)
+            + [false, false, true, false, true, false]
+        #expect(try flags(movesNs: whileLocking + still + settled, onServerClock: true) == expected)
+        #expect(try flags(movesNs: whileLocking + still + settled, onServerClock: false) == [true] + [Bool](repeating: false, count: expected.count - 1))
     }
 
     @Test func discontinuityFlagsTheNextFrameAndAdvancesTheClock() throws {

@@ -99,6 +99,10 @@ final class StreamClock: @unchecked Sendable {
             if distance >= estimator.stepThresholdNs { return nil }
         }
         let relocksBefore = estimator.relocks
+        // Arrivals stray by milliseconds: while the line settles, the loop at its start
+        // bandwidth would swing the rate by up to 0.5 % (0.05 ms a 10 ms frame), so it
+        // follows the offset alone until then.
+        estimator.holdsRate = !settled
         estimator.report(position: position, timeNs: timeNs)
         guard var line = estimator.line else { return nil }
         // The report's distance from the line it came to: nil where the line started again.

@@ -40,6 +40,9 @@ public final class FramePipeline {
     // The last frame sent, where its times were on a server clock's line: its sample clock,
     // length and capture time (the next one's time must follow from them).
     private var lastSentOnClock: (sampleClock: UInt64, samples: Int, timeNs: UInt64)?
+    // The sample clock where the times' line last (re)started (a time step the caller
+    // signalled, a break, the start): the line locks for `lockingSamples` from there.
+    private var lineStartSample: UInt64 = 0
     private var frameSources: AudioFrameHeader.Flags = []
 
     /// A pipeline with its own encoder and gate, cutting frames of `frameDuration`.
@@ -70,7 +73,8 @@ public final class FramePipeline {
     /// the next frame sent carries the time-step flag. `onServerClock`: the times are on a
     /// server clock's line, which frames of a continuous run follow to the nanosecond: a frame
     /// whose time moved more than `timeStepToleranceNs` against the last one's (its time plus
-    /// its length, at this chunk's rate) carries the flag too, whatever moved it. `deliver`
+    /// its length, at this chunk's rate) carries the flag too, whatever moved it (while the
+    /// line locks, `lockingTimeStepToleranceNs`). `deliver`
     /// gets each AudioFrame (header + Opus packet), valid only during the call, in order. A
     /// frame's flags name every source that contributed to it.
     public func process(
@@ -79,7 +83,10 @@ public final class FramePipeline {
         onServerClock: Bool = false, deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         // (The first frame this chunk completes is the first stamped on the new mapping.)
-        if timeStepped { markNextTimeStep = true }
+        if timeStepped {
+            markNextTimeStep = true
+            lineStartSample = samplesIn
+        }
         samplesIn += UInt64(chunk.count / encoder.layout.channels)
         let chunkEnd = ChunkEnd(
             sample: samplesIn, timeNs: endTimeNs, nanosecondsPerSample: nanosecondsPerSample, onServerClock: onServerClock)
@@ -93,8 +100,13 @@ public final class FramePipeline {
     /// Nanoseconds one sample lasts at 48 kHz.
     public static let nominalNanosecondsPerSample = 1e9 / Double(AudioFormat.sampleRate)
     /// How far (ns) a frame's capture time may stray from the last frame's plus its length,
-    /// on a server clock, without the time-step flag: 0.05 ms.
+    /// on a server clock, without the time-step flag: 0.05 ms ...
     public static let timeStepToleranceNs = 50_000.0
+    /// ... and 0.5 ms for `lockingSamples` (2 s) after the line (re)started, while the
+    /// server clock's loop locks (it moves frames by up to 0.05 ms or so then, which is no step).
+    public static let lockingTimeStepToleranceNs = 500_000.0
+    /// Samples after a (re)start of the times' line during which it locks.
+    public static let lockingSamples = UInt64(2 * AudioFormat.sampleRate)
 
     // Where the chunk that completes a frame ends, and how its times were found.
     private struct ChunkEnd {
@@ -129,6 +141,7 @@ public final class FramePipeline {
         samplesIn = sampleClock
         markNextAfterGap = true
         lastSentOnClock = nil
+        lineStartSample = samplesIn
     }
 
     private func handle(
@@ -189,6 +202,8 @@ public final class FramePipeline {
             last.sampleClock + UInt64(last.samples) == sampleClock
         else { return false }
         let expected = Double(last.timeNs) + Double(last.samples) * chunkEnd.nanosecondsPerSample
-        return abs(Double(timeNs) - expected) > FramePipeline.timeStepToleranceNs
+        let locking = sampleClock - min(sampleClock, lineStartSample) < FramePipeline.lockingSamples
+        return abs(Double(timeNs) - expected)
+            > (locking ? FramePipeline.lockingTimeStepToleranceNs : FramePipeline.timeStepToleranceNs)
     }
 }
