@@ -12,7 +12,9 @@ import Testing
     static let nanosecondsPerSample = 1e9 / 48_000 * (1 + 0.0002)  // a clock 200 ppm slow
     static let startNs = 2_000_000_000.0
 
-    static func trueTimeNs(of position: Int64) -> Double { startNs + Double(position) * nanosecondsPerSample }
+    static func trueTimeNs(of position: Int64, slowerPPM: Double = 200) -> Double {
+        startNs + Double(position) * 1e9 / 48_000 * (1 + slowerPPM / 1e6)
+    }
 
     /// What a run of the model gave: the mapping's errors (mapped minus true time of each
     /// 10 ms frame's first sample) from `judgeFrom` s, sorted; the worst distance of
@@ -27,6 +29,8 @@ import Testing
         var framesMoved: Int
         /// When the last of them came (s), 0 for none.
         var lastMovedAt: Double
+        /// The rate the line ended with, against nominal (ppm, positive: slow).
+        var rateErrorPPM: Double
 
         /// The largest error either way.
         var worstErrorNs: Double { max(abs(errors.first!), abs(errors.last!)) }
@@ -45,8 +49,9 @@ import Testing
         seconds: Double, source: StreamClock.Source, wakeNs: Double = 300_000,
         lateStepNs: Double = 0, stepAt: Double = .infinity, stepUntil: Double = .infinity, truthMoves: Bool = true,
         judgeFrom: Double = 2, cycle: Int64 = 256, fragment: Int64 = 480, skipsAt: [Double] = [],
-        lateReadsAt: [Double] = []
+        lateReadsAt: [Double] = [], slowerPPM: Double = 200
     ) throws -> Run {
+        func trueTimeNs(of position: Int64) -> Double { Self.trueTimeNs(of: position, slowerPPM: slowerPPM) }
         var lateReads = lateReadsAt.sorted()[...]
         var random = SeededRandom(seed: 7)
         let clock = StreamClock()
@@ -104,7 +109,9 @@ import Testing
                 frame += 1
             }
         }
-        return Run(errors: errors.sorted(), worstStepNs: worstStep, relocks: clock.reading?.relocks ?? 0, framesMoved: framesMoved, lastMovedAt: lastMovedAt)
+        return Run(
+            errors: errors.sorted(), worstStepNs: worstStep, relocks: clock.reading?.relocks ?? 0, framesMoved: framesMoved,
+            lastMovedAt: lastMovedAt, rateErrorPPM: clock.reading?.rateErrorPPM ?? 0)
     }
 
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {
@@ -142,6 +149,23 @@ import Testing
             #expect(run.lastMovedAt <= 0.4, "the last frame moved more than 0.05 ms at \(run.lastMovedAt) s")
             #expect(run.worstErrorNs < errorBoundNs, "worst error from 0.25 s: \(run.worstErrorNs / 1e6) ms")
         }
+    }
+
+    /// A clock 0.1 % slow (as cheap USB cards can be), read in 64-sample fragments: the
+    /// rate, held at nominal for the stream's first 2 s (`ClockEstimator.holdsRate`), is
+    /// found without a relock, and the line stays on it. (A clock 0.4 % slow, near the loop's
+    /// 0.5 % limit, outruns the offset alone: 18 relocks in the first 2 s, then the rate is
+    /// found. Held while every line settled, as first written, a rate gone wrong could not be
+    /// mended: a pipewire-pulse 1.4.2 run at a 32-sample quantum stuck at the limit, 377 time
+    /// steps in 40 s; this model does not make the rate go wrong.)
+    @Test func aClockOffNominalIsFollowedAfterTheFirstTwoSeconds() throws {
+        let run = try Self.run(
+            seconds: 20, source: .arrival(readSamples: 64), wakeNs: 50_000, judgeFrom: 10, cycle: 64, fragment: 64,
+            slowerPPM: 1_000)
+        print("measured: a clock 1000 ppm slow: rate found \(run.rateErrorPPM) ppm, \(run.relocks) relocks, worst error from 10 s \(run.worstErrorNs / 1e6) ms")
+        #expect(abs(run.rateErrorPPM - 1_000) < 50, "rate found: \(run.rateErrorPPM) ppm")
+        #expect(run.relocks <= 3, "relocks: \(run.relocks)")
+        #expect(run.worstErrorNs < 200_000, "worst error from 10 s: \(run.worstErrorNs / 1e6) ms")
     }
 
     /// A graph cycle skipped (a stalled machine: 256 samples' time passes with no audio, and
