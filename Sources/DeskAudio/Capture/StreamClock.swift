@@ -32,8 +32,6 @@ final class StreamClock: @unchecked Sendable {
     private var estimator = ClockEstimator()
     private var envelope = ArrivalEnvelope()
     private var skipWatch = SkippedCycleWatch()
-    // The position of the stream's first report as an arrival.
-    private var firstPosition: Int64?
     // The published reading: odd while the reporting thread writes it.
     private let sequence = Atomic<UInt64>(0)
     private let position = Atomic<Int64>(0)
@@ -101,13 +99,6 @@ final class StreamClock: @unchecked Sendable {
             if distance >= estimator.stepThresholdNs { return nil }
         }
         let relocksBefore = estimator.relocks
-        // Arrivals stray by milliseconds: in the stream's first 2 s, the loop at its start
-        // bandwidth would swing the rate by up to 0.5 % (0.05 ms a 10 ms frame), so it follows
-        // the offset alone until then. (Not after each relock: held while every line settles,
-        // a rate gone wrong would make the line relock, and be held, again and again.)
-        let first = firstPosition ?? position
-        firstPosition = first
-        estimator.holdsRate = position - first < ArrivalEnvelope.settlingSamples
         estimator.report(position: position, timeNs: timeNs)
         guard var line = estimator.line else { return nil }
         // The report's distance from the line it came to: nil where the line started again.
@@ -163,7 +154,6 @@ final class StreamClock: @unchecked Sendable {
     /// While no stream reports: forgets the line (a new stream, maybe on another clock).
     func reset() {
         estimator.reset()
-        firstPosition = nil
         envelope.reset()
         published.store(false, ordering: .sequentiallyConsistent)
     }

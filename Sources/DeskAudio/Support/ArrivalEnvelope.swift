@@ -10,8 +10,7 @@
 /// negative while the line is steady) leaves it late by the least delay instead of the mean.
 /// The window is kept in `bucketCount` parts of the stream's positions, each the least
 /// distance reported in it, so it moves on a part (125 ms) at a time. The shift follows that
-/// least distance for `settlingSamples` after the line (re)starts, at once where it is far
-/// (`settlingJumpNs`), else by at most `settlingSlewPerFrameNs` a 10 ms frame; after that, the
+/// least distance at once for `settlingSamples` after the line (re)starts; after that, the
 /// time the line and the shift give a sample moves by at most `slewPerFrameNs` a 10 ms frame
 /// (the shift takes up what the line moved beyond that), so that consecutive frames stay
 /// their length apart within that when a part holding the least distance is forgotten, or
@@ -30,12 +29,6 @@ struct ArrivalEnvelope: Sendable {
     /// How much the time of a sample (the line's and the shift's) may move per 10 ms of audio
     /// after that: 0.02 ms.
     static let slewPerFrameNs = 20_000.0
-    /// While the line settles, the time of a sample moves by at most this per 10 ms of audio
-    /// (0.04 ms, within the 0.05 ms past which `FramePipeline` flags a frame TIME_STEP) ...
-    static let settlingSlewPerFrameNs = 40_000.0
-    /// ... unless the envelope wants it moved more than this (1 ms): such a move (the first
-    /// reports of a line, mostly) is taken at once, and its frame flagged.
-    static let settlingJumpNs = 1_000_000.0
 
     // The least distance in each part of the window, by part number modulo `bucketCount`;
     // infinity where none was reported.
@@ -88,13 +81,11 @@ struct ArrivalEnvelope: Sendable {
             return 0
         }
         add(distanceNs: distanceNs, position: position)
-        let settling = position - lineStart < Self.settlingSamples
-        let wanted = lineMovedNs + earliestNs - shiftNs
-        if settling && abs(wanted) > Self.settlingJumpNs {
+        if position - lineStart < Self.settlingSamples {
             shiftNs = earliestNs
         } else {
-            let perFrame = settling ? Self.settlingSlewPerFrameNs : Self.slewPerFrameNs
-            let limit = perFrame * Double(position - lastPosition) / Double(AudioFormat.frameSamples)
+            let limit = Self.slewPerFrameNs * Double(position - lastPosition) / Double(AudioFormat.frameSamples)
+            let wanted = lineMovedNs + earliestNs - shiftNs
             shiftNs += min(max(wanted, -limit), limit) - lineMovedNs
         }
         lastPosition = position

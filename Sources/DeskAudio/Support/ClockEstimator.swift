@@ -52,10 +52,6 @@ public struct ClockEstimator: Sendable {
     public private(set) var jitterNs: Double = 0
     /// Times the line was started again from a report far off it.
     public private(set) var relocks = 0
-    /// While true, reports move the line's offset only, not its rate (reports that stray by
-    /// milliseconds, while a loop at its start bandwidth would swing the rate by up to
-    /// `maximumRateError`).
-    public var holdsRate = false
     private let nominalNanosecondsPerSample: Double
     private var bandwidth = ClockEstimator.startBandwidth
     private var meanSquare = 0.0
@@ -99,7 +95,7 @@ public struct ClockEstimator: Sendable {
         // at the server's quantum, which need not be fixed).
         let omega = min(2 * Double.pi * bandwidth * interval, 0.5)  // (beyond it the loop rings)
         let offsetGain = 2.0.squareRoot() * omega
-        let rateGain = holdsRate ? 0 : omega * omega
+        let rateGain = omega * omega
         var next = current
         next.position = position
         next.timeNs = predicted + offsetGain * error
