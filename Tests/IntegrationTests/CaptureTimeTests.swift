@@ -205,9 +205,11 @@ extension RealServerTests {
                 let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000, player: "pulse")
                 #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
                 #expect(abs(result["stamp_ms.error_p50"]) <= 0.5, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
+                // No relock (a frame moved more than 0.05 ms by a latency change is flagged
+                // TIME_STEP since dd328b6, and seen so in one CI run: 1 step, no relock).
                 expectInRealTime(
-                    result["stamp_ms.error_abs_p99"] <= 2 && result["steps.time_steps"] == 0,
-                    "stamp error p99 \(result["stamp_ms.error_abs_p99"]) ms, time steps \(result["steps.time_steps"])")
+                    result["stamp_ms.error_abs_p99"] <= 2 && result["clock.relocks"] == 0,
+                    "stamp error p99 \(result["stamp_ms.error_abs_p99"]) ms, relocks \(result["clock.relocks"]), time steps \(result["steps.time_steps"])")
             }
         }
 
