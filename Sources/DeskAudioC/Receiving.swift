@@ -20,9 +20,8 @@ public enum deskaudio_frame_flag: Int32, CaseIterable {
     case DESKAUDIO_FRAME_AFTER_LOSS = 16
     /// The frame's capture_time_ns does not follow from the last frame's (its time plus the
     /// samples between them; right after the last frame, by more than 0.05 ms, or 0.5 ms in
-    /// the first 2 s of a clock's line): the server's
-    /// clock stepped or another source's clock took over; a host pairing audio with video
-    /// re-anchors here.
+    /// the first 2 s of a clock's line): the server's clock stepped or another source's clock
+    /// took over; a host pairing audio with video re-anchors here.
     case DESKAUDIO_FRAME_TIME_STEP = 32
 }
 

@@ -74,9 +74,9 @@ public final class FramePipeline {
     /// server clock's line, which frames of a continuous run follow to the nanosecond: a frame
     /// whose time moved more than `timeStepToleranceNs` against the last one's (its time plus
     /// its length, at this chunk's rate) carries the flag too, whatever moved it (while the
-    /// line locks, `lockingTimeStepToleranceNs`). `deliver`
-    /// gets each AudioFrame (header + Opus packet), valid only during the call, in order. A
-    /// frame's flags name every source that contributed to it.
+    /// line locks, `lockingTimeStepToleranceNs`). `deliver` gets each AudioFrame (header +
+    /// Opus packet), valid only during the call, in order. A frame's flags name every source
+    /// that contributed to it.
     public func process(
         _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = .app, endTimeNs: UInt64,
         nanosecondsPerSample: Double = FramePipeline.nominalNanosecondsPerSample, timeStepped: Bool = false,
@@ -103,7 +103,8 @@ public final class FramePipeline {
     /// on a server clock, without the time-step flag: 0.05 ms ...
     public static let timeStepToleranceNs = 50_000.0
     /// ... and 0.5 ms for `lockingSamples` (2 s) after the line (re)started, while the
-    /// server clock's loop locks (it moves frames by up to 0.05 ms or so then, which is no step).
+    /// server clock's loop locks (through the PulseAudio API it moves frames by 0.05-0.17 ms
+    /// then, which is no step).
     public static let lockingTimeStepToleranceNs = 500_000.0
     /// Samples after a (re)start of the times' line during which it locks.
     public static let lockingSamples = UInt64(2 * AudioFormat.sampleRate)
