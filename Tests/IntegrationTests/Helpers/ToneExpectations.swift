@@ -25,6 +25,17 @@ func expectInRealTime(
     }
 }
 
+/// Where DESKAUDIO_TEST_DUMP_DIR names a directory: writes `samples` there as raw 32-bit
+/// floats (48 kHz mono), named after the test's file and line and `name`, for a look at a
+/// failed real-time check sample by sample (where in a block the audio broke, and whether
+/// it went on from where it stopped).
+func dumpForDiagnosis(_ samples: [Float], named name: String, sourceLocation: SourceLocation) {
+    guard let directory = ProcessInfo.processInfo.environment["DESKAUDIO_TEST_DUMP_DIR"] else { return }
+    let file = "\(directory)/\(sourceLocation.fileName)-\(sourceLocation.line)-\(getpid())-\(name).f32"
+    let data = samples.withUnsafeBufferPointer { Data(buffer: $0) }
+    if FileManager.default.createFile(atPath: file, contents: data) { print("measured: wrote \(file)") }
+}
+
 /// The default capture's deskaudio_stats.frames_skipped_by_server so far.
 func serverSkips() -> UInt64 {
     var stats = deskaudio_stats()
@@ -59,6 +70,10 @@ func expectUnbrokenHalfScale1kHzTone(
         "gaps in the tone: \(describe(tone, ours)); the tap heard on the same monitor: \(tap.map { describe($0, upstream) } ?? "no tap"); "
             + "frames' worth the server skipped: \(serverSkips)",
         sourceLocation: sourceLocation)
+    if ours.count > upstream.count + codecGaps + Int(serverSkips) {
+        dumpForDiagnosis(tone.interior, named: "ours", sourceLocation: sourceLocation)
+        if let tap { dumpForDiagnosis(tap.interior, named: "tap", sourceLocation: sourceLocation) }
+    }
     if !ours.isEmpty || !upstream.isEmpty || serverSkips > 0 {
         print("measured: gaps in ours \(describe(tone, ours)); the tap's \(describe(tap ?? tone, upstream)); server skips \(serverSkips)")
     }
