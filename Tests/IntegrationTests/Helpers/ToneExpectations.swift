@@ -74,11 +74,14 @@ func expectUnbrokenHalfScale1kHzTone(
         dumpForDiagnosis(tone.interior, named: "ours", sourceLocation: sourceLocation)
         if let tap { dumpForDiagnosis(tap.interior, named: "tap", sourceLocation: sourceLocation) }
     }
-    if !ours.isEmpty || !upstream.isEmpty || serverSkips > 0 {
-        print("measured: gaps in ours \(describe(tone, ours)); the tap's \(describe(tap ?? tone, upstream)); server skips \(serverSkips)")
-    }
     let frequency = SignalAnalysis.pitch(tone.interior)
     #expect(abs(frequency - 1000) <= 20, "frequency \(frequency) Hz", sourceLocation: sourceLocation)
+    if !ours.isEmpty || !upstream.isEmpty || serverSkips > 0 || abs(frequency - 1000) > 20 {
+        print("measured: gaps in ours \(describe(tone, ours)); the tap's \(describe(tap ?? tone, upstream)); server skips \(serverSkips)")
+        // Where each signal broke, and whether the tone went on where it stopped (ToneBreak).
+        let breaks = { (check: ToneCheck) in ToneBreak.find(in: check.interior, frequency: 1000).map(\.description) }
+        print("measured: breaks in ours \(breaks(tone)); in the tap's \(tap.map(breaks) ?? [])")
+    }
     let level = tone.medianLevel
     #expect(abs(level - halfScaleSineLevel) <= 1, "level \(level) dBFS", sourceLocation: sourceLocation)
     return (frequency, level)
