@@ -26,7 +26,7 @@ import numpy as np
 
 from frame_relay import FrameRelay
 from signals import (BLOCK, block_levels, block_levels_without, clear_of, dropouts, frequency, onset, pilot_breaks,
-                     pilot_holes, pilot_levels, sink_to_sink, spans)
+                     pilot_holes, pilot_levels, sink_to_sink, spans, tone_shift)
 from stamped_recorder import StampedRecorder
 from web_rig import RATE, Browser, Serve, bursts, play, rig_arguments, rig_environment, silence, tone
 
@@ -199,12 +199,18 @@ def tone_and_gate(deskaudio, host, browser_env, work):
                                        for start, length in holes)
     chromiums = [drop for drop in browser_drops if (drop[2] and drop[1] <= 3) or stalled(drop[0], drop[1])]
     ours = [drop for drop in browser_drops if drop not in chromiums]
-    at = lambda drops, start: [f"{(block - start) / 100:.2f}{' zeros' if digital else ''}" for block, _, digital in drops[:10]]  # noqa: E731
+    # Each dropout: seconds into the tone, and how far the tone after it lies behind the tone
+    # before it, in samples (tone_shift: +16 for a 64-sample pause, 0 for audio replaced with
+    # its time kept, negative for audio cut out).
+    at = lambda drops, start, samples: [  # noqa: E731
+        f"{(block - start) / 100:.2f}{' zeros' if digital else ''} ({tone_shift(samples, block, count):+.0f})"
+        for block, count, digital in drops[:10]]
     check(len(ours) <= len(host_drops) + skipped,
           f"dropouts (10 ms blocks 3 dB low) over {(be - bs) / 100:.0f} s: browser {len(ours)} and "
           f"{len(chromiums)} where Chromium's output stalled, host monitor {len(host_drops)}, frames' worth the "
-          f"host's server skipped in the whole run {skipped} (s into the tone: "
-          f"browser {at(ours, bs)}, Chromium's {at(chromiums, bs)}, host {at(host_drops, hs)})")
+          f"host's server skipped in the whole run {skipped} (s into the tone, tone shift in samples: "
+          f"browser {at(ours, bs, browser_samples)}, Chromium's {at(chromiums, bs, browser_samples)}, "
+          f"host {at(host_drops, hs, host_samples)})")
 
     # The gate: 12 s of silence (its 8 s of zeros, then the gate), then the tone again. Where
     # Chromium's output stalls or skips, the pilot's edges leave sound beside its frequency (a

@@ -141,6 +141,22 @@ def pilot_breaks(samples, hz, radians=0.3):
     return [tuple(run) for run in runs(np.flatnonzero((turn > radians) & present) + 1)]
 
 
+def tone_shift(samples, block, count, hz=1000):
+    """How far the tone (`hz`, a whole number of periods per 10 ms block, so its phase is the
+    same in every block while it plays on) lies behind after the `count` blocks from `block`
+    than before them, in samples modulo one period (-period/2 up to period/2): about 0 where
+    the run stood in for audio whose time went on (a frame concealed, a skip filled); about
+    the length of a silence put in where the tone paused and went on where it stopped (a
+    player or sink that came late); negative where audio was cut out (or played fast)."""
+    bin_index = int(round(hz * BLOCK / RATE))
+    before, after = block - 2, block + count + 1
+    if before < 0 or (after + 1) * BLOCK > len(samples):
+        return float("nan")
+    bins = np.fft.rfft(blocks_of(samples[before * BLOCK:(after + 1) * BLOCK]), axis=1)[:, bin_index]
+    period = RATE / hz
+    return float(-np.angle(bins[-1] * np.conj(bins[0])) / (2 * np.pi) * period)
+
+
 def clear_of(holes, first, count):
     """A mask of the `count` blocks from block `first`: False in and beside (one block either
     side) each of `holes` ((block, blocks) runs), True elsewhere."""
