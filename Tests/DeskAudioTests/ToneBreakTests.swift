@@ -35,4 +35,12 @@ import TestSupport
         let only = try #require(found.count == 1 ? found.first : nil, "\(found)")
         #expect(only.lengthSamples == 0 && abs(only.shiftSamples + 20) <= 1, "\(only)")
     }
+
+    @Test func aQuietStartIsNotABreakAndTheBreaksAfterItAreFound() throws {
+        let samples = [Float](repeating: 0, count: 480) + Self.tone(0..<9_600) + [Float](repeating: 0, count: 64)
+            + Self.tone(9_600..<19_200)
+        let found = ToneBreak.find(in: samples, frequency: 1000)
+        let only = try #require(found.count == 1 ? found.first : nil, "\(found)")
+        #expect(abs(only.shiftSamples - 16) <= 2, "\(only)")
+    }
 }

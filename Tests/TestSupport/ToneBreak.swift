@@ -57,7 +57,11 @@ public struct ToneBreak: CustomStringConvertible, Sendable {
             if quiet[index] {
                 let start = index
                 while index < count, quiet[index] { index += 1 }
-                guard index < count, let before = lastGood else { break }
+                guard index < count else { break }
+                guard let before = lastGood else {
+                    lastGood = index  // quiet from the start: the tone begins here
+                    continue
+                }
                 let shift = signedDistance(phases[index], phases[before], modulo: period)
                 breaks.append(
                     ToneBreak(
