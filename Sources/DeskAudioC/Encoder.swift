@@ -99,10 +99,11 @@ public func deskaudio_encoder_set_complexity(_ encoder: deskaudio_encoder?, _ co
     return status { () throws(DeskAudioError) in try pcmEncoder(encoder).setComplexity(complexity) }
 }
 
-/// Marks a break in the pushed audio (the microphone closed, then opened again): audio
-/// short of a frame is dropped, the sample clock moves on by `skipped_samples` (48 kHz),
-/// and the next frame carries DESKAUDIO_FRAME_AFTER_GAP, so the receiver plays silence
-/// there instead of concealing. DESKAUDIO_OK or DESKAUDIO_ERROR_INVALID_ARGUMENT.
+/// Marks a break in the pushed audio (the microphone closed, then opened again) after the
+/// audio pushed so far: audio short of a frame is dropped, the sample clock moves on past it
+/// and `skipped_samples` (48 kHz) more, and the next frame carries DESKAUDIO_FRAME_AFTER_GAP,
+/// so the receiver plays silence there instead of concealing. DESKAUDIO_OK or
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT.
 /// - Parameters:
 ///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - skipped_samples: 48 kHz samples the break lasted.

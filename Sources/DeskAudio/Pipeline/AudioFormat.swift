@@ -12,11 +12,10 @@ public enum AudioFormat {
     /// Duration of one frame, ns.
     public static let frameDurationNs: UInt64 = 10_000_000
 
-    /// Samples per channel in `nanoseconds`, rounded down to whole frames. Never overflows.
-    public static func wholeFrameSamples(inNanoseconds nanoseconds: UInt64) -> UInt64 {
+    /// Samples per channel in `nanoseconds`, to the nearest sample. Never overflows.
+    public static func samples(inNanoseconds nanoseconds: UInt64) -> UInt64 {
         let rate = UInt64(sampleRate)
         let second = MonotonicClock.nanosecondsPerSecond
-        let samples = nanoseconds / second * rate + nanoseconds % second * rate / second
-        return samples - samples % UInt64(frameSamples)
+        return nanoseconds / second * rate + (nanoseconds % second * rate + second / 2) / second
     }
 }

@@ -129,17 +129,19 @@ public final class FramePipeline {
         framer.setDuration(duration)
     }
 
-    /// Marks a break in the audio (capture stopped, restarted or lost data): the partial
-    /// frame is dropped, the encoder forgets the old audio (its look-ahead would otherwise
-    /// carry the last 2.5 ms of it into the next frame), the sample clock moves on by
-    /// `skippedSamples`, and the next frame sent carries the after-gap flag.
+    /// Marks a break in the audio (capture stopped, restarted or lost data) after the audio
+    /// processed so far: the partial frame is dropped, the encoder forgets the old audio (its
+    /// look-ahead would otherwise carry the last 2.5 ms of it into the next frame), the sample
+    /// clock moves on past the dropped audio and `skippedSamples` more (the break's length),
+    /// so the next frame's sample clock is its first sample's place on the timeline, and the
+    /// next frame sent carries the after-gap flag.
     public func markDiscontinuity(skippedSamples: UInt64) {
         framer.reset()
         encoder.reset()
         frameSources = []
         gate.reset()
-        sampleClock += skippedSamples
-        samplesIn = sampleClock
+        samplesIn += skippedSamples
+        sampleClock = samplesIn
         markNextAfterGap = true
         lastSentOnClock = nil
         lineStartSample = samplesIn

@@ -51,9 +51,9 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         }
     }
 
-    /// Marks a break (the microphone closed and opened again): what is pending is dropped,
-    /// the sample clock moves on by `skippedSamples` (48 kHz) and the next frame sent is
-    /// flagged as after a gap.
+    /// Marks a break (the microphone closed and opened again) after the audio pushed so far:
+    /// what is pending is dropped, the sample clock moves on past it and `skippedSamples`
+    /// (48 kHz) more, and the next frame sent is flagged as after a gap.
     public func markDiscontinuity(skippedSamples: UInt64 = 0) {
         state.withLock { state in
             state.input.reset()

@@ -136,7 +136,7 @@ final class CaptureControl {
         if let worker { return worker }
         let pipeline = try preparedPipeline()
         if let stoppedAtNs {
-            let paused = AudioFormat.wholeFrameSamples(inNanoseconds: MonotonicClock.nowNs() &- stoppedAtNs)
+            let paused = AudioFormat.samples(inNanoseconds: MonotonicClock.nowNs() &- stoppedAtNs)
             pipeline.markDiscontinuity(skippedSamples: paused)
         }
         let worker = CaptureWorker(

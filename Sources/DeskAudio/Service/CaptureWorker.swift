@@ -135,7 +135,7 @@ final class CaptureWorker: @unchecked Sendable {
                 gapSince = nil
                 let startNs = end.timeNs &- UInt64(Double(count / pipeline.channels) * end.nanosecondsPerSample)
                 let outage = since > 0 && startNs > since ? startNs - since : 0
-                pipeline.markDiscontinuity(skippedSamples: AudioFormat.wholeFrameSamples(inNanoseconds: outage))
+                pipeline.markDiscontinuity(skippedSamples: AudioFormat.samples(inNanoseconds: outage))
                 end.sampleClock = sampleClock(afterChunkOf: count)
             }
             lastChunkEndNs = end.timeNs
