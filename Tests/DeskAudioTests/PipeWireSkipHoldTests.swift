@@ -2,8 +2,8 @@ import Testing
 
 @testable import DeskAudio
 
-/// The buffer after a skip waits one cycle, and a repeated position takes a cycle off the
-/// skip: what a stalled process resuming gets from PipeWire (docs/reliability.md).
+/// The buffer after a skip waits one cycle, and what comes at the same position again says
+/// what it was: what a stalled process resuming gets from PipeWire (docs/reliability.md).
 @Suite struct PipeWireSkipHoldTests {
     /// What the hold handed on, in order: "silence N" or "audio FIRST_SAMPLE@TIME".
     final class Record {
@@ -38,14 +38,39 @@ import Testing
         #expect(record.events == ["silence 4608", "audio 1@100000000", "audio 2@105333333"])
     }
 
-    /// The same position twice (Debian 12 run: 4864 samples counted, 4608 lost): one cycle
-    /// less silence, and the held audio is a cycle older than its call said.
-    @Test func aRepeatedPositionTakesACycleOffTheSkip() {
+    /// The same position twice, each buffer audio of its own (Debian 12, a stopped process
+    /// resuming: 7680 counted; the first buffer went on from the one before it, the second
+    /// was the audio 7680 samples later): the first goes before the cycles missed, at the
+    /// time right after the buffer before it, and one cycle fewer is silence.
+    @Test func twoBuffersAtOnePositionPutTheMissedCyclesBetweenThem() {
         let hold = PipeWireSkipHold()
         let record = Record()
-        record.take(hold, first: 1, skipped: 4864, position: 57_088, timeNs: 100_000_000)
-        record.take(hold, first: 2, skipped: 0, position: 57_088, timeNs: 100_000_000)
-        #expect(record.events == ["silence 4608", "audio 1@94666667", "audio 2@100000000"])
+        record.take(hold, first: 1, skipped: 7680, position: 203_520, timeNs: 4_000_000_000)
+        record.take(hold, first: 2, skipped: 0, position: 203_520, timeNs: 4_000_000_000)
+        #expect(record.events == ["audio 1@3840000000", "silence 7424", "audio 2@4000000000"])
+    }
+
+    /// The same position twice, the second buffer the first again (7168 counted and lost)
+    /// or zeros (6656): the skip stands and the second is dropped.
+    @Test(arguments: [Float(1), 0])
+    func aCopyOrZerosAtThePositionAgainAreDropped(second: Float) {
+        let hold = PipeWireSkipHold()
+        let record = Record()
+        record.take(hold, first: 1, skipped: 7168, position: 683_520, timeNs: 4_000_000_000)
+        record.take(hold, first: second, skipped: 0, position: 683_520, timeNs: 4_000_000_000)
+        record.take(hold, first: 3, skipped: 0, position: 683_776, timeNs: 4_005_333_333)
+        #expect(record.events == ["silence 7168", "audio 1@4000000000", "audio 3@4005333333"])
+    }
+
+    /// Both buffers zeros (512 counted and 256 lost; 256 and 256, twice): one cycle was
+    /// missed, and the first buffer stands for it.
+    @Test(arguments: [512, 256])
+    func twoBuffersOfZerosAtOnePositionAreOneCycleMissed(counted: Int) {
+        let hold = PipeWireSkipHold()
+        let record = Record()
+        record.take(hold, first: 0, skipped: counted, position: 1_047_296, timeNs: 4_000_000_000)
+        record.take(hold, first: 0, skipped: 0, position: 1_047_296, timeNs: 4_000_000_000)
+        #expect(record.events == ["audio 0@4000000000"])
     }
 
     @Test func aBufferLargerThanTheHoldIsNotHeld() {

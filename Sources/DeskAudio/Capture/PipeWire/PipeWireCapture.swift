@@ -353,19 +353,23 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                     // buffer's length) older still (docs/capture.md, "Capture times").
                     let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: UInt64(samples.count / max(feed.ring.channels, 1))) : 0
                     let firstSampleNs = Double(time.now) - delayNs - Double(quantumNs)
+                    // Cycles missed before this buffer, from the graph position the stream
+                    // recorded as it took the buffer in (pw_time.ticks), not the live one: a
+                    // thread stalled between the two would read a later cycle's position for
+                    // this buffer and put the silence of the cycles missed after it before it.
+                    // The cycle's duration is the live position's (the same unless the
+                    // quantum changed during such a stall).
                     var skipped = 0
-                    var cyclePosition: UInt64 = 0
-                    if let clock = UnsafeRawPointer(bitPattern: position.load(ordering: .acquiring))?
-                        .assumingMemoryBound(to: spa_io_position.self).pointee.clock, clock.rate.denom > 0
-                    {
+                    if timed {
+                        let live = UnsafeRawPointer(bitPattern: position.load(ordering: .acquiring))?
+                            .assumingMemoryBound(to: spa_io_position.self).pointee.clock.duration
                         skipped = cycleWatch.skippedSamples(
-                            ticks: clock.position, durationTicks: clock.duration, rate: (clock.rate.num, clock.rate.denom),
-                            nowNs: Int64(clock.nsec))
-                        cyclePosition = clock.position
+                            ticks: time.ticks, durationTicks: live ?? UInt64(samples.count / max(feed.ring.channels, 1)),
+                            rate: (time.rate.num, time.rate.denom), nowNs: time.now)
                     }
                     skipHold.take(
                         samples, channels: feed.ring.channels, timeNs: timed ? UInt64(max(firstSampleNs, 0)) : nil,
-                        skipped: skipped, position: cyclePosition,
+                        skipped: skipped, position: time.ticks,
                         silence: { feed.writeSkipped(samples: $0) },
                         audio: { feed.write($0, firstSampleTimeNs: $1) })
                 })

@@ -1,8 +1,9 @@
 /// Notices graph cycles a capture stream missed. PipeWire's graph moves on each quantum
 /// whether or not the stream's thread ran in time, and a buffer the stream did not take in
-/// its cycle is gone: the graph's position at each buffer (`spa_io_position`'s clock, which
-/// `pw_time.ticks` also reads), against where the previous cycle ended (its position plus its
-/// duration), tells how much audio went by unseen. The graph's own cycle durations are used,
+/// its cycle is gone: the graph's position at each buffer (`pw_time.ticks`, the position the
+/// stream recorded as it took the buffer in, kept continuous across a change of driver),
+/// against where the previous cycle ended (its position plus its duration), tells how much
+/// audio went by unseen. The graph's own cycle durations are used,
 /// not the buffers' lengths: when the quantum changes, a monitor's buffer lags the clock's
 /// step, which is no loss. Data thread only; no allocation.
 struct PipeWireCycleWatch {

@@ -1,10 +1,15 @@
 /// Holds back for one graph cycle the buffer after which cycles were found missed
-/// (`PipeWireCycleWatch`). When a stalled process resumes, PipeWire may call its stream twice
-/// for the same cycle, the first call's buffer holding the audio of the cycle before (the one
-/// pending when the process stopped): the skip worked out from that call's position is then
-/// one cycle more than was lost, and silence queued for it would put the audio after it a
-/// cycle late against its capture times (docs/reliability.md). The next call tells: the same
-/// position again means one cycle less silence, and the held audio a cycle older.
+/// (`PipeWireCycleWatch`). When a stalled stream resumes, PipeWire may call it twice for one
+/// cycle (the same position, `pw_time.ticks`, in both calls); the next call tells what the
+/// held buffer was. Seen sample for sample against what was played (docs/reliability.md):
+/// - the second buffer is the first again, or zeros, and the first is audio: the first came
+///   after the cycles missed, as counted; the second is no audio and is dropped;
+/// - the second is audio of its own: the first was the cycle pending when the stream stalled,
+///   right after the buffer before it, and the cycles missed lie between the two (one fewer
+///   than counted, the first taking its place);
+/// - both are zeros: one cycle was missed, whatever was counted (one or two); the first
+///   stands for it, and the second is dropped.
+/// A new position in the next call: the held buffer came after the cycles missed, as counted.
 /// Storage is allocated once (its pages taken only when a buffer is held); a buffer larger
 /// than it is not held. Data thread only; allocates nothing.
 final class PipeWireSkipHold {
@@ -34,19 +39,35 @@ final class PipeWireSkipHold {
     /// A buffer of interleaved `samples` (`channels` per frame) came in the graph cycle at
     /// `position`, its first sample sounding at `timeNs`, after `skipped` samples the stream
     /// missed. What goes to the source now, in order, is handed to `silence` (samples per
-    /// channel missed) and `audio`: a buffer held from the cycle before first, then this one
-    /// unless it is held in turn.
+    /// channel missed) and `audio`, in their order on the timeline; a buffer held from the
+    /// cycle before is settled first (see above), and this one is held in turn after a skip.
     func take(
         _ samples: UnsafeBufferPointer<Float>, channels: Int, timeNs: UInt64?, skipped: Int, position: UInt64,
         silence: (Int) -> Void, audio: (UnsafeBufferPointer<Float>, UInt64?) -> Void
     ) {
         if let last = held {
             held = nil
+            let first = UnsafeBufferPointer(rebasing: stash[0..<last.count])
+            guard position == last.position else {
+                silence(last.skipped)
+                audio(first, last.timeNs)
+                return take(samples, channels: channels, timeNs: timeNs, skipped: skipped, position: position, silence: silence, audio: audio)
+            }
             let cycle = last.count / max(last.channels, 1)
-            let repeated = position == last.position
-            silence(repeated ? max(last.skipped - cycle, 0) : last.skipped)
-            let time = repeated ? last.timeNs.map { $0 &- MonotonicClock.nanoseconds(ofSamples: UInt64(cycle)) } : last.timeNs
-            audio(UnsafeBufferPointer(rebasing: stash[0..<last.count]), time)
+            let firstIsSilent = first.allSatisfy { $0 == 0 }
+            let secondIsSilent = samples.allSatisfy { $0 == 0 }
+            if firstIsSilent && secondIsSilent {
+                audio(first, last.timeNs)
+            } else if secondIsSilent || samples.elementsEqual(first) {
+                silence(last.skipped)
+                audio(first, last.timeNs)
+            } else {
+                let skippedNs = MonotonicClock.nanoseconds(ofSamples: UInt64(last.skipped))
+                audio(first, last.timeNs.map { $0 &- skippedNs })
+                silence(max(last.skipped - cycle, 0))
+                audio(samples, timeNs)
+            }
+            return
         }
         if skipped > 0 && samples.count <= stash.count {
             _ = UnsafeMutableBufferPointer(rebasing: stash[0..<samples.count]).initialize(from: samples)
