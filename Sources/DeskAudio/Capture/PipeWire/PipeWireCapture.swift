@@ -351,7 +351,8 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                     // The cycle started at `now`; the device's samples are `delay` older. A
                     // monitor hands over the sink's previous cycle: one quantum (this
                     // buffer's length) older still (docs/capture.md, "Capture times").
-                    let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: UInt64(samples.count / max(feed.ring.channels, 1))) : 0
+                    let length = UInt64(samples.count / max(feed.ring.channels, 1))
+                    let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: length) : 0
                     let firstSampleNs = Double(time.now) - delayNs - Double(quantumNs)
                     // Cycles missed before this buffer, from the graph position the stream
                     // recorded as it took the buffer in (pw_time.ticks), not the live one: a
@@ -364,7 +365,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                         let live = UnsafeRawPointer(bitPattern: position.load(ordering: .acquiring))?
                             .assumingMemoryBound(to: spa_io_position.self).pointee.clock.duration
                         skipped = cycleWatch.skippedSamples(
-                            ticks: time.ticks, durationTicks: live ?? UInt64(samples.count / max(feed.ring.channels, 1)),
+                            ticks: time.ticks, durationTicks: live ?? length,
                             rate: (time.rate.num, time.rate.denom), nowNs: time.now)
                     }
                     skipHold.take(

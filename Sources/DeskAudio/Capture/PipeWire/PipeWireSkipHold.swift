@@ -48,26 +48,24 @@ final class PipeWireSkipHold {
         if let last = held {
             held = nil
             let first = UnsafeBufferPointer(rebasing: stash[0..<last.count])
-            guard position == last.position else {
-                silence(last.skipped)
-                audio(first, last.timeNs)
-                return take(samples, channels: channels, timeNs: timeNs, skipped: skipped, position: position, silence: silence, audio: audio)
+            if position == last.position {
+                let secondIsSilent = ZeroGate.isZero(samples)
+                if secondIsSilent && ZeroGate.isZero(first) {
+                    audio(first, last.timeNs)
+                } else if secondIsSilent || samples.elementsEqual(first) {
+                    silence(last.skipped)
+                    audio(first, last.timeNs)
+                } else {
+                    let cycle = last.count / max(last.channels, 1)
+                    let skippedNs = MonotonicClock.nanoseconds(ofSamples: UInt64(last.skipped))
+                    audio(first, last.timeNs.map { $0 &- skippedNs })
+                    silence(max(last.skipped - cycle, 0))
+                    audio(samples, timeNs)
+                }
+                return
             }
-            let cycle = last.count / max(last.channels, 1)
-            let firstIsSilent = first.allSatisfy { $0 == 0 }
-            let secondIsSilent = samples.allSatisfy { $0 == 0 }
-            if firstIsSilent && secondIsSilent {
-                audio(first, last.timeNs)
-            } else if secondIsSilent || samples.elementsEqual(first) {
-                silence(last.skipped)
-                audio(first, last.timeNs)
-            } else {
-                let skippedNs = MonotonicClock.nanoseconds(ofSamples: UInt64(last.skipped))
-                audio(first, last.timeNs.map { $0 &- skippedNs })
-                silence(max(last.skipped - cycle, 0))
-                audio(samples, timeNs)
-            }
-            return
+            silence(last.skipped)
+            audio(first, last.timeNs)
         }
         if skipped > 0 && samples.count <= stash.count {
             _ = UnsafeMutableBufferPointer(rebasing: stash[0..<samples.count]).initialize(from: samples)
