@@ -14,8 +14,8 @@ const SQRT_HALF = Math.SQRT1_2;
 export class AudioFramePlayer {
   /**
    * Makes the player: an AudioContext at 48 kHz (or `options.context`; `options.latencyHint`
-   * is passed to a new one, "interactive" by default), the worklet module
-   * loaded from beside this file, and a decoder. `options.marginMs`, `maxDelayMs` and
+   * is passed to a new one, 0 by default: the least output latency the browser offers), the
+   * worklet module loaded from beside this file, and a decoder. `options.marginMs`, `maxDelayMs` and
    * `startDelayMs` tune the jitter buffer. The context may start suspended where the browser
    * wants a user gesture first: `resume()` from a click then.
    */
@@ -24,7 +24,7 @@ export class AudioFramePlayer {
       throw new Error("this browser has no WebCodecs AudioDecoder (Chrome 94+, Edge, Safari 16.4+ or Firefox 130+ needed)");
     }
     const context =
-      options.context ?? new AudioContext({ sampleRate: SAMPLE_RATE, latencyHint: options.latencyHint ?? "interactive" });
+      options.context ?? new AudioContext({ sampleRate: SAMPLE_RATE, latencyHint: options.latencyHint ?? 0 });
     await context.audioWorklet.addModule(new URL("./player-worklet.js", import.meta.url));
     const node = new AudioWorkletNode(context, "deskaudio-player", {
       numberOfInputs: 0,

@@ -46,7 +46,8 @@ def rig_environment(rig):
 
 
 class Serve:
-    """`deskaudio serve --web 0` on the host rig; keeps each client's latest status."""
+    """`deskaudio serve --web 0` on the host rig; keeps each client's latest status. Options in
+    $DESKAUDIO_SERVE_FLAGS are added (by hand, to compare settings: `--pipewire-quantum 64`)."""
 
     CLIENT = re.compile(r"client (\d+) (\S+): sent (\d+) dropped (\d+)(?:  player (\{[^}]*\}))?")
     CONNECTED = re.compile(r"^clients (\d+)  ")
@@ -54,7 +55,8 @@ class Serve:
 
     def __init__(self, deskaudio, environment, seconds, *options):
         self.process = subprocess.Popen(
-            [deskaudio, "serve", "--web", "0", "--seconds", str(seconds), *options],
+            [deskaudio, "serve", "--web", "0", "--seconds", str(seconds), *options,
+             *os.environ.get("DESKAUDIO_SERVE_FLAGS", "").split()],
             env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = self.process.stdout.readline()
         match = re.search(r"http://(\S+)/ ", first)
