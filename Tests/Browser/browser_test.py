@@ -26,7 +26,7 @@ import numpy as np
 
 from frame_relay import FrameRelay
 from signals import (BLOCK, block_levels, block_levels_without, clear_of, dropouts, frequency, onset, pilot_breaks,
-                     pilot_holes, pilot_levels, sink_to_sink, spans, tone_shift)
+                     pilot_holes, pilot_levels, sink_to_sink, spans, tone_shift, zero_runs)
 from stamped_recorder import StampedRecorder
 from web_rig import RATE, Browser, Serve, bursts, play, rig_arguments, rig_environment, silence, tone
 
@@ -128,6 +128,20 @@ def longest_ms(holes):
     return max((count for _, count in holes), default=0) * 10.0
 
 
+def dump(scenario, **recordings):
+    """With $DESKAUDIO_TEST_DUMP_DIR set (as for the Swift tests), writes each recording there
+    as SCENARIO-NAME-TIME.npy (48 kHz mono float), to look at what a check judged."""
+    folder = os.environ.get("DESKAUDIO_TEST_DUMP_DIR")
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    stamp = time.strftime("%H%M%S")
+    for name, samples in recordings.items():
+        path = os.path.join(folder, f"{scenario}-{name}-{stamp}.npy")
+        np.save(path, np.asarray(samples, dtype=np.float32))
+        print(f"      wrote {path}")
+
+
 def page_output_holes(pilot, first, last, what):
     """The holes in the page's pilot tone (`pilot_levels`) between blocks `first` and `last`:
     where Chromium's own rendering or output stalled, which a stream cannot fill. Checks that
@@ -163,6 +177,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     client = stats[min(stats)]
     player_stats = client.get("player", {})
     print(f"serve: {client['sent']} frames sent, {client['dropped']} dropped; player: {json.dumps(player_stats)}")
+    dump("tone", host=host_samples, browser=browser_samples)
 
     # The browser's recording judged without the page's pilot (what the stream played), and
     # the pilot on its own (where Chromium's output stalled).
@@ -215,7 +230,8 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     # The gate: 12 s of silence (its 8 s of zeros, then the gate), then the tone again. Where
     # Chromium's output stalls or skips, the pilot's edges leave sound beside its frequency (a
     # block of it cut short: over -60 dBFS in CI's run 45), so blocks in and beside a hole or a
-    # jump in phase of the pilot are not judged; they are reported.
+    # jump in phase of the pilot, or a run of exact zeros (a hole under a block long), are not
+    # judged; they are reported.
     # The gap is judged from 50 ms after the tone's last loud block: what was left of the
     # tone's sudden end after the codec and the player was still -60.5 to -62.2 dBFS at 30 ms
     # in every run of 2026-11-27 (half a decibel from the bar), and is not the gap's.
@@ -223,7 +239,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
     first = be + 5
     levels = browser_levels[first:bs2 - 3]
     gap_holes = page_output_holes(pilot, first, bs2 - 3, "through the gap")
-    gap_holes += [(start, length) for start, length in pilot_breaks(browser_samples, PILOT_HZ)
+    gap_holes += [(start, length) for start, length in pilot_breaks(browser_samples, PILOT_HZ) + zero_runs(browser_samples)
                   if first <= start < bs2 - 3]
     judged = clear_of(gap_holes, first, len(levels))
     excused = int(np.sum(~judged))
@@ -233,7 +249,7 @@ def tone_and_gate(deskaudio, host, browser_env, work):
           f"silence in the browser through the gap (under -60 dBFS; the loudest 10 ms block "
           f"{gap[loudest] if len(gap) else float('nan'):.1f} dBFS, {(loudest + first - be) * 10} ms after the tone's end, "
           f"{(len(gap) - loudest + 3) * 10} ms before its return; blocks over -60: {int(np.sum(gap >= -60))}; "
-          f"{len(gap_holes)} holes or jumps of the pilot: "
+          f"{len(gap_holes)} holes, zero runs or jumps of the pilot: "
           f"{excused} blocks not judged, 5 % of them allowed)")
     check(player_stats.get("gaps", 0) >= 1, f"the player saw the gate's gap ({player_stats.get('gaps')})")
     check(player_stats.get("framesLost", -1) == 0, f"frames lost on loopback: {player_stats.get('framesLost')}")

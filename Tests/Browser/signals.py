@@ -129,6 +129,17 @@ def pilot_holes(pilot, first_block, last_block):
     return [tuple(hole) for hole in runs(np.flatnonzero(part < np.median(part) / 2) + max(0, first_block))]
 
 
+def zero_runs(samples, least=16):
+    """(block, blocks) of each run of at least `least` exact zeros (a third of a millisecond):
+    where a sink had nothing from its client in time. With the page's pilot playing, only
+    Chromium's output leaves them (a sine is not exactly zero twice running); too short to
+    take 6 dB off a block's pilot (`pilot_holes`), they still leave their edges' sound beside
+    it (92 zeros put a 10 ms block of the gate's silence at -57.8 dBFS, a core kept busy)."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], (samples == 0).astype(np.int8), [0]))))
+    return [(int(start // BLOCK), int((end - 1) // BLOCK - start // BLOCK + 1))
+            for start, end in zip(edges[::2], edges[1::2]) if end - start >= least]
+
+
 def pilot_breaks(samples, hz, radians=0.3):
     """(block, blocks) of each run of blocks where the pilot (`pilot_levels`, a whole number of
     periods per block, so its phase is the same in every block while it plays on) jumps in
