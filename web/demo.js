@@ -15,6 +15,7 @@ const SHOWN = [
   ["output delay now (ms)", "outputDelayMs"],
   ["buffered (ms)", "bufferedMs"],
   ["jitter covered (ms)", "jitterMs"],
+  ["frame length (ms)", "frameMs"],
   ["frames played", "framesPlayed"],
   ["lost", "framesLost"],
   ["concealed", "framesConcealed"],

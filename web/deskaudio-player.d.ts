@@ -84,6 +84,8 @@ export interface PlayerStats {
   jitterMs: number;
   /** Playback speed against the sender's clock (drift and delay control), about 1. */
   rate: number;
+  /** The length of the last frame played, ms (2.5, 5, 10 or 20: the sender's frame length). */
+  frameMs: number;
   /** Peak sample of the output since the last report, 0 to 1. */
   peak: number;
   /** Messages that were not AudioFrames. */

@@ -64,6 +64,8 @@ export class PlayoutStats {
     this.jitterMs = 0;
     /** Playback speed now: 1 plays at the sender's rate (drift and delay control move it). */
     this.rate = 1;
+    /** The length of the last frame played, ms (the sender's --frame-ms). */
+    this.frameMs = 0;
   }
 }
 
@@ -439,6 +441,7 @@ export class PlayoutBuffer {
     this.lastWasAudible = energy > SILENCE_POWER * pcm.length;
     this.lastFrameSamples = samples;
     this.lastFrameMs = samples / (RATE / 1000);
+    this.stats.frameMs = this.lastFrameMs;
     this.concealedRunMs = 0;
     this.crossfadeNext = false;
     this.stats.framesPlayed++;

@@ -47,10 +47,7 @@ struct RecordCommand: ParsableCommand {
         "Opus encoder complexity, 0 (least CPU) to 10 (best quality, the default).", valueName: "C"))
     var complexity: Int32 = OpusFrameEncoder.defaultComplexity
 
-    @Option(help: ArgumentHelp(
-        "Frame length in milliseconds: 2.5, 5, 10 (the default) or 20. The zero gate closes after 800 frames "
-            + "of silence: 2, 4, 8 or 16 s.", valueName: "MS"))
-    var frameMs: Double = 10
+    @OptionGroup var frame: FrameLengthOption
 
     @Argument(help: ArgumentHelp("The Ogg Opus file to write.", valueName: "OUT.opus"))
     var output: String
@@ -58,15 +55,11 @@ struct RecordCommand: ParsableCommand {
     /// The stream split --discrete asks for.
     private var surroundStreams: OpusFrameEncoder.SurroundStreams { discrete ? .discrete : .coupled }
 
-    /// The frame length --frame-ms names.
-    private var frameDuration: FrameDuration? { FrameDuration(milliseconds: frameMs) }
-
     /// The channel choice --channels names.
     private var channelChoice: ChannelChoice? { ChannelsArgument.choice(channels) }
 
     func validate() throws {
         if channelChoice == nil { throw ChannelsArgument.invalid }
-        if frameDuration == nil { throw ValidationError("--frame-ms must be 2.5, 5, 10 or 20") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("--seconds must be more than 0 and at most 86400")
         }
@@ -83,7 +76,7 @@ struct RecordCommand: ParsableCommand {
     func run() throws {
         InterruptSignal.install()
         let service = AudioService()
-        let duration = frameDuration ?? .ms10
+        let duration = frame.duration
         let framesPerSecond = 1_000_000 / Double(duration.microseconds)
         let frameLimit = seconds.map { UInt64(($0 * framesPerSecond).rounded()) } ?? .max
         let preSkip: Int32

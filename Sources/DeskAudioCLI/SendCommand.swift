@@ -43,8 +43,7 @@ struct SendCommand: ParsableCommand {
     @Option(help: ChannelsArgument.help)
     var channels = "2"
 
-    @Option(help: ArgumentHelp("Frame length in milliseconds: 2.5, 5, 10 (the default) or 20.", valueName: "MS"))
-    var frameMs: Double = 10
+    @OptionGroup var frame: FrameLengthOption
 
     @Option(help: ArgumentHelp("Stop after this many seconds (default: at Ctrl-C).", valueName: "N"))
     var seconds: Double?
@@ -54,7 +53,6 @@ struct SendCommand: ParsableCommand {
         guard (to == nil) != (rtp == nil) else { throw ValidationError("give one of --to (AudioFrames) or --rtp") }
         if rtp == nil && sdp != nil { throw ValidationError("--sdp goes with --rtp") }
         if ChannelsArgument.choice(channels) == nil { throw ChannelsArgument.invalid }
-        if FrameDuration(milliseconds: frameMs) == nil { throw ValidationError("--frame-ms must be 2.5, 5, 10 or 20") }
         _ = try UDPSocket.split(to ?? rtp ?? "")
     }
 
@@ -64,7 +62,7 @@ struct SendCommand: ParsableCommand {
         let socket = try UDPSocket.sending(to: destination)
         let counts = SendCounts()
         let service = AudioService()
-        let duration = FrameDuration(milliseconds: frameMs) ?? .ms10
+        let duration = frame.duration
         service.settings.setFrameDuration(duration)
         service.setBackend(capture.backend.backend)
         service.setChannels(ChannelsArgument.choice(channels) ?? .layout(.stereo))

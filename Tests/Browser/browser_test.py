@@ -364,8 +364,8 @@ def relayed(deskaudio, host, browser_env, work):
                   longest_ms(holes))
 
 
-def surround(deskaudio, host, browser_env, work):
-    """5.1 and 7.1 frames (version 2, Opus multistream) decoded by Chromium, folded to stereo."""
+def formats(deskaudio, host, browser_env, work):
+    """Frames other than 10 ms stereo: 5.1 and 7.1 (version 2, Opus multistream), and 5 ms."""
     # The rig's sink is stereo. PipeWire's capture of it in 5.1 has the tone in FL and FR at
     # its level and, upmixed, in FC 3 dB lower; in 7.1 also in SL and SR 3 dB lower (ffmpeg's
     # astats on `deskaudio record --channels 6|8`: -9.02, -9.02, -12.07 | and -12.01, -12.01).
@@ -373,14 +373,18 @@ def surround(deskaudio, host, browser_env, work):
     # 0.5 + 0.707 * 0.352 (+ 0.707 * 0.354) of full scale.
     for channels, parts in ((6, (0.5, 0.352)), (8, (0.5, 0.352, 0.354))):
         amplitude = parts[0] + np.sqrt(0.5) * sum(parts[1:])
-        surround_run(deskaudio, host, browser_env, work, channels, 20 * np.log10(amplitude / np.sqrt(2)))
+        format_run(deskaudio, host, browser_env, work, f"{channels} channels", ("--channels", str(channels)),
+                   20 * np.log10(amplitude / np.sqrt(2)))
+    format_run(deskaudio, host, browser_env, work, "5 ms frames", ("--frame-ms", "5"), TONE_DBFS, frame_ms=5)
 
 
-def surround_run(deskaudio, host, browser_env, work, channels, expected):
-    serve = Serve(deskaudio, host, 60, "--channels", str(channels))
-    browser = Browser(serve.url, browser_env, os.path.join(work, f"profile-{channels}ch"))
+def format_run(deskaudio, host, browser_env, work, name, options, expected, frame_ms=10):
+    """`serve` with `options`, a tone played: Chromium decodes every frame, of `frame_ms`, and
+    plays the tone at the `expected` level and its frequency."""
+    serve = Serve(deskaudio, host, 60, *options)
+    browser = Browser(serve.url, browser_env, os.path.join(work, f"profile-{'-'.join(options)}"))
     try:
-        player = play(host, os.path.join(work, "surround.wav"), tone(8))
+        player = play(host, os.path.join(work, "format.wav"), tone(8))
         serve.wait_for_players(1)
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
         time.sleep(4)
@@ -391,21 +395,20 @@ def surround_run(deskaudio, host, browser_env, work, channels, expected):
         browser.stop()
         serve.stop()
     player_stats = stats[min(stats)].get("player", {})
-    check(player_stats.get("framesUndecodable") == 0 and player_stats.get("lastError") is None,
-          f"Chromium decodes the {channels}-channel frames ({player_stats.get('framesUndecodable')} undecodable, "
-          f"{player_stats.get('lastError')})")
+    check(player_stats.get("framesUndecodable") == 0 and player_stats.get("lastError") is None
+          and player_stats.get("frameMs") == frame_ms,
+          f"Chromium decodes the frames, {name} ({player_stats.get('framesUndecodable')} undecodable, "
+          f"{player_stats.get('lastError')}; frames of {player_stats.get('frameMs')} ms, {frame_ms} sent)")
     levels = block_levels(samples)
     loud = levels[levels > -30]
     level = float(np.median(loud)) if len(loud) else -200.0
     check(len(loud) >= 300 and abs(level - expected) <= 1.0,
-          f"the tone through {channels} channels: {len(loud)} loud blocks of {len(levels)}, {level:.2f} dBFS "
-          f"({expected:.2f} expected)")
+          f"the tone, {name}: {len(loud)} loud blocks of {len(levels)}, {level:.2f} dBFS ({expected:.2f} expected)")
     if len(loud) >= 100:
         # Right after the start the player's rate control is still taking its start-up delay
         # down: up to 0.3 % fast, which a 3 s measurement sees.
         hz = frequency(samples[np.flatnonzero(levels > -30)[0] * BLOCK:][:3 * 48000])
-        check(abs(hz - 1000) <= 3.5,
-              f"frequency through {channels} channels: {hz:.2f} Hz (1000 played; 0.3 % of rate control allowed)")
+        check(abs(hz - 1000) <= 3.5, f"frequency, {name}: {hz:.2f} Hz (1000 played; 0.3 % of rate control allowed)")
 
 
 def drift_in_browser(deskaudio, host, browser_env, work):
@@ -584,12 +587,12 @@ def bad_clients(deskaudio, host, browser_env, work):
 
 def main():
     parser = rig_arguments(__doc__)
-    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "surround", "drift", "stall", "bad"])
+    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad"])
     arguments = parser.parse_args()
     host = rig_environment(arguments.host_rig)
     browser = rig_environment(arguments.browser_rig)
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
-    scenarios = {"tone": tone_and_gate, "relay": relayed, "surround": surround, "drift": drift_in_browser,
+    scenarios = {"tone": tone_and_gate, "relay": relayed, "formats": formats, "drift": drift_in_browser,
                  "stall": stalled_browser, "bad": bad_clients}
     # A scenario that fails is run once more, as scripts/lib/suite.sh runs a failed Swift test
     # again: this 2-core machine sometimes stops a whole process for a few hundred ms, Chromium

@@ -13,6 +13,7 @@ test("a steady network plays the tone unbroken at a low delay", () => {
   const { levels, buffer } = run({ seconds: 20, network: () => 2, onBlock });
   assert.equal(longestQuietRun(levels, 50, levels.length - 60), 0);
   assert.equal(buffer.stats.framesLost, 0);
+  assert.equal(buffer.stats.frameMs, 10);
   assert.equal(concealedWhileSending, 0);
   // Frames are played within a render block or two of arriving.
   assert.ok(buffer.stats.delayP99Ms <= 10, `delay p99 ${buffer.stats.delayP99Ms} ms`);

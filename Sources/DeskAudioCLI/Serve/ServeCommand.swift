@@ -39,6 +39,8 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ChannelsArgument.help)
     var channels = "2"
 
+    @OptionGroup var frame: FrameLengthOption
+
     @Option(help: ArgumentHelp("Stop after this many seconds (default: at Ctrl-C).", valueName: "N"))
     var seconds: Double?
 
@@ -59,6 +61,7 @@ struct ServeCommand: ParsableCommand {
         print("serving http://\(url)/ (frames on ws://\(url)/frames), the player from \(assets.root)")
         fflush(nil)  // the address line now, even into a pipe
         let service = AudioService()
+        service.settings.setFrameDuration(frame.duration)
         service.setChannels(ChannelsArgument.choice(channels) ?? .layout(.stereo))
         service.setFrameHandler { frame in clients.broadcast(frame) }
         try capture.start(service)
