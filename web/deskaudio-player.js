@@ -15,9 +15,9 @@ export class AudioFramePlayer {
   /**
    * Makes the player: an AudioContext at 48 kHz (or `options.context`; `options.latencyHint`
    * is passed to a new one, 0 by default: the least output latency the browser offers), the
-   * worklet module loaded from beside this file, and a decoder. `options.marginMs`, `maxDelayMs` and
-   * `startDelayMs` tune the jitter buffer. The context may start suspended where the browser
-   * wants a user gesture first: `resume()` from a click then.
+   * worklet module loaded from beside this file, and a decoder. `options.marginMs`,
+   * `maxDelayMs` and `startDelayMs` tune the jitter buffer. The context may start suspended
+   * where the browser wants a user gesture first: `resume()` from a click then.
    */
   static async create(options = {}) {
     if (typeof AudioDecoder === "undefined") {
