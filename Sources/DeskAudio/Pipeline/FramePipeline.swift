@@ -40,8 +40,8 @@ public final class FramePipeline {
     // The last frame sent, where its times were on a server clock's line: its sample clock,
     // length and capture time (the next one's time must follow from them).
     private var lastSentOnClock: (sampleClock: UInt64, samples: Int, timeNs: UInt64)?
-    // The sample clock where the times' line last (re)started (a time step the caller
-    // signalled, a break, the start): the line locks for `lockingSamples` from there.
+    // The sample clock where the times' line last started (the caller said so, a break, the
+    // start): the line locks for `lockingSamples` from there.
     private var lineStartSample: UInt64 = 0
     private var frameSources: AudioFrameHeader.Flags = []
 
@@ -74,19 +74,19 @@ public final class FramePipeline {
     /// server clock's line, which frames of a continuous run follow to the nanosecond: a frame
     /// whose time moved more than `timeStepToleranceNs` against the last one's (its time plus
     /// its length, at this chunk's rate) carries the flag too, whatever moved it (while the
-    /// line locks, `lockingTimeStepToleranceNs`). `deliver` gets each AudioFrame (header +
+    /// line locks, `lockingTimeStepToleranceNs`). `lineStarted`: the line locks from this
+    /// chunk on (the first times of a clock, or of another clock); a relock of a running line
+    /// is no new lock, and its moves are flagged as any. `deliver` gets each AudioFrame (header +
     /// Opus packet), valid only during the call, in order. A frame's flags name every source
     /// that contributed to it.
     public func process(
         _ chunk: UnsafeBufferPointer<Float>, sources: AudioFrameHeader.Flags = .app, endTimeNs: UInt64,
         nanosecondsPerSample: Double = FramePipeline.nominalNanosecondsPerSample, timeStepped: Bool = false,
-        onServerClock: Bool = false, deliver: (UnsafeRawBufferPointer) -> Void
+        lineStarted: Bool = false, onServerClock: Bool = false, deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         // (The first frame this chunk completes is the first stamped on the new mapping.)
-        if timeStepped {
-            markNextTimeStep = true
-            lineStartSample = samplesIn
-        }
+        if timeStepped || lineStarted { markNextTimeStep = true }
+        if lineStarted { lineStartSample = samplesIn }
         samplesIn += UInt64(chunk.count / encoder.layout.channels)
         let chunkEnd = ChunkEnd(
             sample: samplesIn, timeNs: endTimeNs, nanosecondsPerSample: nanosecondsPerSample, onServerClock: onServerClock)
@@ -102,9 +102,9 @@ public final class FramePipeline {
     /// How far (ns) a frame's capture time may stray from the last frame's plus its length,
     /// on a server clock, without the time-step flag: 0.05 ms ...
     public static let timeStepToleranceNs = 50_000.0
-    /// ... and 0.5 ms for `lockingSamples` (2 s) after the line (re)started, while the
-    /// server clock's loop locks (through the PulseAudio API it moves frames by 0.05-0.17 ms
-    /// then, which is no step).
+    /// ... and 0.5 ms for `lockingSamples` (2 s) after the line started, while the server
+    /// clock's loop locks (through the PulseAudio API it moves frames by 0.05-0.17 ms then,
+    /// which is no step).
     public static let lockingTimeStepToleranceNs = 500_000.0
     /// Samples after a (re)start of the times' line during which it locks.
     public static let lockingSamples = UInt64(2 * AudioFormat.sampleRate)

@@ -123,9 +123,11 @@ final class CaptureWorker: @unchecked Sendable {
             settings.apply(to: pipeline)
             var end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
             // A break, a relock of the server's clock, or another clock taking over: the
-            // timeline steps at the next frame (its flag tells the host).
-            var timeStepped = gapSince != nil
-            if let last = lastMapping, last.relocks != end.relocks || last.origin != end.origin { timeStepped = true }
+            // timeline steps at the next frame (its flag tells the host). A break or another
+            // clock starts a line, which locks; a relock moves a running one.
+            var lineStarted = gapSince != nil
+            if let last = lastMapping, last.origin != end.origin { lineStarted = true }
+            let timeStepped = lineStarted || (lastMapping.map { $0.relocks != end.relocks } ?? false)
             lastMapping = (end.relocks, end.origin)
             if let since = gapSince {
                 // The sample clock moves on by the outage, up to this chunk's first sample
@@ -141,7 +143,7 @@ final class CaptureWorker: @unchecked Sendable {
             lastChunkEndNs = end.timeNs
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
-                nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: timeStepped,
+                nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: timeStepped, lineStarted: lineStarted,
                 onServerClock: end.origin != .arrival
             ) { frame in
                 delivery.queue.push(frame)
