@@ -117,7 +117,6 @@ export class PlayoutBuffer {
     this.insertedFor = null;
     this.playOffsetMs = null; // play time minus the sender's sample time, of the last frame
     this.lastFrameSamples = 0;
-    this.lastFrameMs = 0;
   }
 
   /**
@@ -337,7 +336,7 @@ export class PlayoutBuffer {
       this.secondLowAt = sentMs;
     }
     this.secondHigh = Math.max(this.secondHigh, transitMs);
-    this.secondMs += this.lastFrameMs || 10;
+    this.secondMs += this.stats.frameMs || 10;
     if (this.secondMs >= 1000) {
       const at = this.secondCount % JITTER_SECONDS;
       this.spreads[at] = this.secondHigh - this.secondLow;
@@ -375,9 +374,9 @@ export class PlayoutBuffer {
     for (let index = 0; index < count; index++) low = Math.min(low, this.slacks[index]);
     const unseenJitterMs = Math.max(0, jitterMs - this.jitterMs(RECENT_SECONDS));
     const excessMs = low - this.marginMs - unseenJitterMs;
-    if (excessMs > 2 * (this.lastFrameMs || 10) + 5 && this.nextFrameWaiting()) {
+    if (excessMs > 2 * (this.stats.frameMs || 10) + 5 && this.nextFrameWaiting()) {
       this.dropNextFrame();
-      for (let index = 0; index < count; index++) this.slacks[index] -= this.lastFrameMs || 10;
+      for (let index = 0; index < count; index++) this.slacks[index] -= this.stats.frameMs || 10;
       return;
     }
     // Too little slack is not made up here: the frame that misses its turn is concealed and
@@ -440,8 +439,7 @@ export class PlayoutBuffer {
     // Under -100 dBFS is silence: Opus decodes the gate's digital silence to ~1e-34, not 0.
     this.lastWasAudible = energy > SILENCE_POWER * pcm.length;
     this.lastFrameSamples = samples;
-    this.lastFrameMs = samples / (RATE / 1000);
-    this.stats.frameMs = this.lastFrameMs;
+    this.stats.frameMs = samples / (RATE / 1000);
     this.concealedRunMs = 0;
     this.crossfadeNext = false;
     this.stats.framesPlayed++;

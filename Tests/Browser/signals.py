@@ -71,9 +71,8 @@ def dropouts(samples, levels, first, last, floor):
     never exactly zero inside a tone."""
     result = []
     for block, count in runs(np.flatnonzero(levels[first:last] < floor) + first):
-        part = samples[(block - 1) * BLOCK:(block + count + 1) * BLOCK]
-        edges = np.flatnonzero(np.diff(np.concatenate(([0], (part == 0).astype(np.int8), [0]))))
-        longest_zeros = int(np.max(edges[1::2] - edges[::2])) if len(edges) else 0
+        starts, ends = zero_spans(samples[(block - 1) * BLOCK:(block + count + 1) * BLOCK])
+        longest_zeros = int(np.max(ends - starts)) if len(starts) else 0
         result.append((block, count, longest_zeros >= RATE // 1000))
     return result
 
@@ -129,15 +128,20 @@ def pilot_holes(pilot, first_block, last_block):
     return [tuple(hole) for hole in runs(np.flatnonzero(part < np.median(part) / 2) + max(0, first_block))]
 
 
+def zero_spans(samples):
+    """(starts, ends): the sample indexes where each run of exact zeros begins and ends."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], (samples == 0).astype(np.int8), [0]))))
+    return edges[::2], edges[1::2]
+
+
 def zero_runs(samples, least=16):
     """(block, blocks) of each run of at least `least` exact zeros (a third of a millisecond):
     where a sink had nothing from its client in time. With the page's pilot playing, only
     Chromium's output leaves them (a sine is not exactly zero twice running); too short to
     take 6 dB off a block's pilot (`pilot_holes`), they still leave their edges' sound beside
     it (92 zeros put a 10 ms block of the gate's silence at -57.8 dBFS, a core kept busy)."""
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], (samples == 0).astype(np.int8), [0]))))
     return [(int(start // BLOCK), int((end - 1) // BLOCK - start // BLOCK + 1))
-            for start, end in zip(edges[::2], edges[1::2]) if end - start >= least]
+            for start, end in zip(*zero_spans(samples)) if end - start >= least]
 
 
 def pilot_breaks(samples, hz, radians=0.3):

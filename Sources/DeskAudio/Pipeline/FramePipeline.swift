@@ -106,7 +106,7 @@ public final class FramePipeline {
     /// clock's loop locks (through the PulseAudio API it moves frames by 0.05-0.17 ms then,
     /// which is no step).
     public static let lockingTimeStepToleranceNs = 500_000.0
-    /// Samples after a (re)start of the times' line during which it locks.
+    /// Samples after the times' line started during which it locks.
     public static let lockingSamples = UInt64(2 * AudioFormat.sampleRate)
 
     // Where the chunk that completes a frame ends, and how its times were found.
