@@ -27,20 +27,22 @@ import Testing
         var worstErrorNs: Double { max(abs(errors.first!), abs(errors.last!)) }
     }
 
-    /// Runs `seconds` of reads through a `StreamClock`, reported as arrivals or (to compare)
-    /// as server clock times. From `stepAt` s on (until `stepUntil` s), every arrival is
+    /// Runs `seconds` of reads through a `StreamClock`, reported as arrivals of fragments of
+    /// `reads` samples or (nil, to compare) as server clock times. From `stepAt` s on (until `stepUntil` s), every arrival is
     /// `lateStepNs` later; with `truthMoves` the samples sounded that much later too (a
     /// skipped graph cycle, or a latency that grew), without it only their arrivals are late
     /// (the reading thread ran late).
     /// `cycle` and `fragment` (samples) set the model's graph quantum and the fragments the
     /// server sends; at each of `skipsAt` (s) the graph skips a cycle (every sample after it
     /// sounds, and arrives, one cycle later); the first read at or after each of `lateReadsAt`
-    /// (s) arrives 0.9 ms late (its thread ran late; the samples did not move).
+    /// (s) arrives 0.9 ms late (its thread ran late; the samples did not move); the reads
+    /// due from `stallAt` (s) for `stallFor` (s) come at its end, 20 µs apart (the reading
+    /// thread stalled, then caught up).
     static func run(
-        seconds: Double, source: StreamClock.Source, wakeNs: Double = 300_000,
+        seconds: Double, reads: Int?, wakeNs: Double = 300_000,
         lateStepNs: Double = 0, stepAt: Double = .infinity, stepUntil: Double = .infinity, truthMoves: Bool = true,
         judgeFrom: Double = 2, cycle: Int64 = 256, fragment: Int64 = 480, skipsAt: [Double] = [],
-        lateReadsAt: [Double] = []
+        lateReadsAt: [Double] = [], stallAt: Double = .infinity, stallFor: Double = 0
     ) throws -> Run {
         var lateReads = lateReadsAt.sorted()[...]
         var random = SeededRandom(seed: 7)
@@ -52,6 +54,7 @@ import Testing
         var lastMapped: Double?
         var lastRelocks = 0
         var frame: Int64 = 0
+        var caughtUp = 0
         func stepped(_ position: Int64) -> Bool {
             Double(position) >= stepAt * 48_000 && Double(position) < stepUntil * 48_000
         }
@@ -71,6 +74,12 @@ import Testing
                 arrival += 900_000
                 lateReads.removeFirst()
             }
+            let stallEnd = startNs + (stallAt + stallFor) * 1e9
+            if arrival >= startNs + stallAt * 1e9 && arrival < stallEnd {
+                arrival = stallEnd + Double(caughtUp) * 20_000
+                caughtUp += 1
+            }
+            let source = reads.map { StreamClock.Source.arrival(readSamples: $0, arrivedAtNs: UInt64(arrival)) } ?? .serverClock
             clock.report(position: sent, timeNs: UInt64(arrival - Double(chunk) * 1e9 / 48_000), source: source)
             sent += chunk
             let reading = try #require(clock.reading)
@@ -101,8 +110,8 @@ import Testing
     /// The fit through every arrival is late by the mean hold-back and wake-up (the 2.7 ms
     /// measured on pipewire-pulse); through the envelope, by the least of them.
     @Test func theEnvelopeTakesOffTheServersHoldBackAndTheWakeUps() throws {
-        let plain = try Self.run(seconds: 30, source: .serverClock).errors
-        let enveloped = try Self.run(seconds: 30, source: .arrival(readSamples: 480))
+        let plain = try Self.run(seconds: 30, reads: nil).errors
+        let enveloped = try Self.run(seconds: 30, reads: 480)
         let plainMedian = Self.percentile(plain, 0.5)
         let worst = enveloped.worstErrorNs
         print("measured: every arrival: median error \(plainMedian / 1e6) ms; enveloped: median \(Self.percentile(enveloped.errors, 0.5) / 1e6) ms, worst \(worst / 1e6) ms, consecutive frames \(enveloped.worstStepNs / 1e6) ms off 10 ms at worst, \(enveloped.relocks) steps")
@@ -118,11 +127,35 @@ import Testing
     /// length apart but at the step, which the worker flags.
     @Test func aSkippedCycleIsSteppedToAtOnce() throws {
         let skip = 256 * 1e9 / 48_000
-        let run = try Self.run(seconds: 20, source: .arrival(readSamples: 480), lateStepNs: skip, stepAt: 10.003, judgeFrom: 10.4)
+        let run = try Self.run(seconds: 20, reads: 480, lateStepNs: skip, stepAt: 10.003, judgeFrom: 10.4)
         let worst = run.worstErrorNs
         print("measured: a cycle skipped at 10 s: worst error from 10.4 s \(worst / 1e6) ms; consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst; \(run.relocks) steps")
         #expect(run.relocks == 1, "steps: \(run.relocks)")
         #expect(worst < 300_000, "worst error from 0.4 s after the skip: \(worst / 1e6) ms")
+        #expect(run.worstStepNs <= 50_000, "consecutive frames off their length by up to \(run.worstStepNs / 1e6) ms")
+    }
+
+    /// Three cycles skipped at once (a machine that stalled for 16 ms; under CI's load the
+    /// PulseAudio API's bursts were stamped 12.5 and 20.1 ms early before the watch stepped,
+    /// 250-375 ms on): every arrival of the 100 ms after it is more than 7.5 ms late, and
+    /// the line steps then, once, by as much.
+    @Test func aSkipOfSeveralCyclesIsSteppedToWithin110Milliseconds() throws {
+        let skip = 3 * 256 * 1e9 / 48_000
+        let run = try Self.run(seconds: 20, reads: 480, lateStepNs: skip, stepAt: 10.003, judgeFrom: 10.12)
+        print("measured: three cycles skipped at 10 s: worst error from 10.12 s \(run.worstErrorNs / 1e6) ms; consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst; \(run.relocks) steps")
+        #expect(run.relocks == 1, "steps: \(run.relocks)")
+        #expect(run.worstErrorNs < 300_000, "worst error from 117 ms after the skip: \(run.worstErrorNs / 1e6) ms")
+        #expect(run.worstStepNs <= 50_000, "consecutive frames off their length by up to \(run.worstStepNs / 1e6) ms")
+    }
+
+    /// The reading thread stalled for 150 ms, then catching up (its reads late by 150 ms, then
+    /// 140, 130 ... handled within a few hundred microseconds; the samples sounded on time):
+    /// no time step, the stamps stay right.
+    @Test func aStalledReaderCatchingUpIsNoSkip() throws {
+        let run = try Self.run(seconds: 20, reads: 480, stallAt: 10, stallFor: 0.15)
+        print("measured: the reader stalled 150 ms at 10 s: \(run.relocks) steps, worst error \(run.worstErrorNs / 1e6) ms, consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst")
+        #expect(run.relocks == 0, "steps: \(run.relocks)")
+        #expect(run.worstErrorNs < 300_000, "worst error: \(run.worstErrorNs / 1e6) ms")
         #expect(run.worstStepNs <= 50_000, "consecutive frames off their length by up to \(run.worstStepNs / 1e6) ms")
     }
 
@@ -135,7 +168,7 @@ import Testing
     @Test func frequentSkipsOfASmallCycleAreEachSteppedTo() throws {
         let skips = [4.1, 5.3, 10.0031, 10.0502, 10.0913, 10.4404, 10.5001, 12.0077]
         let run = try Self.run(
-            seconds: 14, source: .arrival(readSamples: 64), wakeNs: 50_000, judgeFrom: 9, cycle: 64, fragment: 64, skipsAt: skips)
+            seconds: 14, reads: 64, wakeNs: 50_000, judgeFrom: 9, cycle: 64, fragment: 64, skipsAt: skips)
         // Frames more than 0.2 ms off: those within 30 ms after a skip, at most.
         let off = run.errors.filter { abs($0) > 200_000 }.count
         print("measured: 64-sample cycles, \(skips.count) skips: \(off) frames more than 0.2 ms off, worst \(run.worstErrorNs / 1e6) ms; consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst; \(run.relocks) steps")
@@ -152,7 +185,7 @@ import Testing
     @Test func skipsFromTheStartDoNotKeepTheLineSettling() throws {
         let skips = [0.9, 1.8, 2.7, 3.6, 4.5, 5.4, 10.0031, 10.0502, 10.0913, 10.4404, 10.5001, 12.0077]
         let run = try Self.run(
-            seconds: 14, source: .arrival(readSamples: 64), wakeNs: 50_000, judgeFrom: 2.5, cycle: 64, fragment: 64, skipsAt: skips,
+            seconds: 14, reads: 64, wakeNs: 50_000, judgeFrom: 2.5, cycle: 64, fragment: 64, skipsAt: skips,
             lateReadsAt: [1.8, 2.7, 3.6, 4.5, 10.4404])
         let off = run.errors.filter { abs($0) > 200_000 }.count
         print("measured: skips from the start: \(off) frames more than 0.2 ms off from 2.5 s, worst \(run.worstErrorNs / 1e6) ms; consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst; \(run.relocks) steps")
@@ -164,7 +197,7 @@ import Testing
     /// Arrivals that become 4 ms later for good (the server's latency grew) are followed
     /// (stepped to, as a skip).
     @Test func aLaterArrivalForGoodIsFollowed() throws {
-        let run = try Self.run(seconds: 20, source: .arrival(readSamples: 480), lateStepNs: 4_000_000, stepAt: 10, judgeFrom: 11)
+        let run = try Self.run(seconds: 20, reads: 480, lateStepNs: 4_000_000, stepAt: 10, judgeFrom: 11)
         let worst = run.worstErrorNs
         print("measured: arrivals 4 ms later from 10 s: worst error from 11 s \(worst / 1e6) ms, \(run.relocks) steps")
         #expect(worst < 300_000, "worst error from 1 s after the step: \(worst / 1e6) ms")
@@ -173,7 +206,7 @@ import Testing
     /// No step is taken for wake-ups that stray widely (up to 3 ms late, uniformly): no run
     /// of 250 ms is late throughout.
     @Test func wideWakeUpsAreNotTakenForSkips() throws {
-        let run = try Self.run(seconds: 60, source: .arrival(readSamples: 480), wakeNs: 3_000_000)
+        let run = try Self.run(seconds: 60, reads: 480, wakeNs: 3_000_000)
         let worst = run.worstErrorNs
         print("measured: wake-ups 0-3 ms late for 60 s: \(run.relocks) steps, worst error \(worst / 1e6) ms, consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst")
         #expect(run.relocks == 0, "steps: \(run.relocks)")
@@ -186,7 +219,7 @@ import Testing
     @Test(arguments: [(30_000_000.0, 0.01), (50_000_000.0, 0.04)])
     func aLateWakeUpIsNoTimeStep(lateNs: Double, forSeconds: Double) throws {
         let run = try Self.run(
-            seconds: 20, source: .arrival(readSamples: 480), lateStepNs: lateNs, stepAt: 10, stepUntil: 10 + forSeconds, truthMoves: false)
+            seconds: 20, reads: 480, lateStepNs: lateNs, stepAt: 10, stepUntil: 10 + forSeconds, truthMoves: false)
         let worst = run.worstErrorNs
         print("measured: wake-ups \(lateNs / 1e6) ms late for \(forSeconds * 1000) ms at 10 s: \(run.relocks) steps, worst error \(worst / 1e6) ms, consecutive frames \(run.worstStepNs / 1e6) ms off 10 ms at worst")
         #expect(run.relocks == 0, "steps: \(run.relocks)")
@@ -199,7 +232,7 @@ import Testing
     /// stepped line, steps back, and the stamps are right again within a second.
     @Test func aStretchOfLateWakeUpsIsUndone() throws {
         let run = try Self.run(
-            seconds: 20, source: .arrival(readSamples: 480), lateStepNs: 3_000_000, stepAt: 10, stepUntil: 10.4, truthMoves: false,
+            seconds: 20, reads: 480, lateStepNs: 3_000_000, stepAt: 10, stepUntil: 10.4, truthMoves: false,
             judgeFrom: 11.4)
         let worst = run.worstErrorNs
         print("measured: wake-ups 3 ms late from 10 to 10.4 s: \(run.relocks) steps, worst error from 11.4 s \(worst / 1e6) ms")

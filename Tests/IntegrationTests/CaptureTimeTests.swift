@@ -142,7 +142,8 @@ extension RealServerTests {
         /// to +0.21 ms, abs p99 0.27 to 0.36 ms in 200 bursts; before the envelope p50 +2.7 ms.
         /// The p99 bound is looser: a quantum the server skips, which this path cannot see at
         /// once, puts the bursts of the next 250-375 ms up to 5 ms off, until the line steps
-        /// (`SkippedCycleWatch`, flagged TIME_STEP, which the probe counts apart); elsewhere
+        /// (`SkippedCycleWatch`, flagged TIME_STEP, which the probe counts apart; several
+        /// cycles skipped at once, the bursts of the next 100 ms, by as much); elsewhere
         /// consecutive frames are within 0.05 ms of their length (0.036-0.042 ms in six CI
         /// runs before the line's own moves were limited too, docs/capture.md).
         @Test func pulseStampsFramesWithinAFewMillisecondsSteadily() throws {

@@ -23,9 +23,10 @@ final class StreamClock: @unchecked Sendable {
     enum Source {
         /// From the server's clock: it may stray either way.
         case serverClock
-        /// Worked back from when the samples arrived, read in fragments of `readSamples`
-        /// samples per channel: it may be late, never early (`ArrivalEnvelope`).
-        case arrival(readSamples: Int)
+        /// Worked back from when the samples arrived (at `arrivedAtNs`, CLOCK_MONOTONIC),
+        /// read in fragments of `readSamples` samples per channel: it may be late, never early
+        /// (`ArrivalEnvelope`).
+        case arrival(readSamples: Int, arrivedAtNs: UInt64)
     }
 
     // Reporting thread only.
@@ -50,9 +51,9 @@ final class StreamClock: @unchecked Sendable {
         case .serverClock:
             estimator.report(position: samplePosition, timeNs: timeNs)
             line = estimator.line
-        case .arrival(let readSamples):
+        case .arrival(let readSamples, let arrivedAtNs):
             skipWatch.readSamples = readSamples
-            line = arrivalLine(position: samplePosition, timeNs: timeNs)
+            line = arrivalLine(position: samplePosition, timeNs: timeNs, arrivedAtNs: arrivedAtNs)
         }
         guard let line else { return }
         sequence.add(1, ordering: .sequentiallyConsistent)
@@ -79,14 +80,15 @@ final class StreamClock: @unchecked Sendable {
     // watch's, measured from its own marks (a late report the line started again from would
     // have the envelope pull it back at once, unflagged, and on a graph that skips every
     // second or two the line would never settle).
-    private func arrivalLine(position: Int64, timeNs: UInt64) -> ClockEstimator.Line? {
+    private func arrivalLine(position: Int64, timeNs: UInt64, arrivedAtNs: UInt64) -> ClockEstimator.Line? {
         let time = Double(timeNs)
         let predicted = estimator.line?.timeNs(ofPosition: position)
         let settled = envelope.isSettled(at: position)
         if settled || skipWatch.readsShortFragments, let predicted {
             skipWatch.note(position: position, timeNs: timeNs, estimator: estimator)
             let distance = time - predicted
-            if let stepped = steppedEstimator(position: position, distanceNs: distance, settled: settled),
+            if let stepped = steppedEstimator(
+                position: position, timeNs: timeNs, arrivedAtNs: arrivedAtNs, distanceNs: distance, settled: settled),
                 var line = stepped.line
             {
                 estimator = stepped
@@ -96,7 +98,10 @@ final class StreamClock: @unchecked Sendable {
                     afterReportOf: position, distanceNs: time - line.timeNs(ofPosition: position), lineMovedNs: 0)
                 return line
             }
-            if distance >= estimator.stepThresholdNs { return nil }
+            if distance >= estimator.stepThresholdNs {
+                envelope.leftOut(position: position)
+                return nil
+            }
         }
         let relocksBefore = estimator.relocks
         estimator.report(position: position, timeNs: timeNs)
@@ -113,16 +118,24 @@ final class StreamClock: @unchecked Sendable {
     }
 
     // The estimator moved to where the samples now are, or nil. Later: the watch saw every
-    // report of 250 ms late (a skipped graph cycle). Earlier: a report came before the
-    // envelope's least distance allows, and arrivals are never early (the line was moved late
-    // by a stretch of late wake-ups taken for a skip, or the server caught up).
+    // report of 100 ms more than 7.5 ms late, coming over 100 ms (graph cycles skipped while
+    // the machine stalled), or every report of 250 ms late (one skipped cycle). Earlier: a
+    // report came before the envelope's least distance allows, and arrivals are never early
+    // (the line was moved late by a stretch of late wake-ups taken for a skip, or the server
+    // caught up).
     // (While the line settles, only the watch's later, from its own marks: an early report
     // starts the loop's line again.)
-    private func steppedEstimator(position: Int64, distanceNs: Double, settled: Bool) -> ClockEstimator? {
-        if let skipped = skipWatch.skippedCycle(at: position, earliestNs: settled ? envelope.earliestNs : nil) {
+    private func steppedEstimator(
+        position: Int64, timeNs: UInt64, arrivedAtNs: UInt64, distanceNs: Double, settled: Bool
+    ) -> ClockEstimator? {
+        guard settled else { return skipWatch.skippedCycle(at: position, earliestNs: nil) }
+        let earliest = envelope.earliestNs
+        if let skipped = skipWatch.largeSkip(
+            at: position, timeNs: timeNs, arrivedAtNs: arrivedAtNs, earliestNs: earliest, estimator: estimator)
+            ?? skipWatch.skippedCycle(at: position, earliestNs: earliest)
+        {
             return skipped
         }
-        guard settled else { return nil }
         let earlyNs = envelope.earliestNs - distanceNs
         guard earlyNs > skipWatch.stepThresholdNs else { return nil }
         var stepped = estimator

@@ -92,6 +92,14 @@ struct ArrivalEnvelope: Sendable {
         return shiftNs
     }
 
+    /// A report of sample `position` was left out (it came too late to say anything of the
+    /// clock): the frames up to it went out on the line as it stands, so the slew of the
+    /// next move counts from there, not from the last report taken (after a reading thread
+    /// stalled 150 ms, the first report taken moved the time of a sample 0.3 ms at once).
+    mutating func leftOut(position: Int64) {
+        lastPosition = max(lastPosition, position)
+    }
+
     /// True once the line has run `settlingSamples` since it (re)started, at sample `position`.
     func isSettled(at position: Int64) -> Bool {
         position - lineStart >= Self.settlingSamples

@@ -56,6 +56,8 @@ public struct ClockEstimator: Sendable {
     private var bandwidth = ClockEstimator.startBandwidth
     private var meanSquare = 0.0
     private var reportsAveraged = 0.0
+    // Seconds between reports as they usually come (a moving average), 0 before two.
+    private var usualInterval = 0.0
 
     /// An estimator for a clock nominally running at `rate` samples per second.
     public init(rate: Int = AudioFormat.sampleRate) {
@@ -92,8 +94,13 @@ public struct ClockEstimator: Sendable {
             return
         }
         // A second-order loop, its gains for the time since the last report (reports come
-        // at the server's quantum, which need not be fixed).
-        let omega = min(2 * Double.pi * bandwidth * interval, 0.5)  // (beyond it the loop rings)
+        // at the server's quantum, which need not be fixed), but weighed as one report at
+        // most twice the usual interval: after a gap (reports left out, a reading thread that
+        // stalled) a single report's jitter would otherwise turn the rate by as much as that
+        // of all the reports missing (a 5 ms late arrival after 150 ms turned it by 340 ppm).
+        let weighed = usualInterval > 0 ? min(interval, 2 * usualInterval) : interval
+        usualInterval = usualInterval > 0 ? usualInterval + (weighed - usualInterval) / 16 : interval
+        let omega = min(2 * Double.pi * bandwidth * weighed, 0.5)  // (beyond it the loop rings)
         let offsetGain = 2.0.squareRoot() * omega
         let rateGain = omega * omega
         var next = current
@@ -140,6 +147,7 @@ public struct ClockEstimator: Sendable {
         jitterNs = 0
         meanSquare = 0
         reportsAveraged = 0
+        usualInterval = 0
     }
 
     private mutating func start(at position: Int64, time: Double, counted: Bool) {

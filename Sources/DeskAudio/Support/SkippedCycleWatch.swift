@@ -14,7 +14,10 @@
 /// is the line to go on with. Both the part and the threshold follow the fragments the stream
 /// is read in (`readSamples`): a stream read every 64 samples shows a skip of 1.3 ms within
 /// about 20 ms, one read every 10 ms needs longer to tell a 5.3 ms skip from a late thread.
-/// A value type with no locks or allocation: the reporting thread owns it.
+/// A skip of several cycles (a machine that stalled for tens of milliseconds) is told sooner
+/// (`largeSkip`): every report of 100 ms of audio, coming over 100 ms, later than a cycle
+/// and a read's straying allow. A value type with no locks or allocation: the reporting thread
+/// owns it.
 struct SkippedCycleWatch: Sendable {
     /// Samples in a part of a stream read in fragments longer than `shortReadSamples`: 125 ms.
     static let longestPartSamples = Int64(AudioFormat.sampleRate / 8)
@@ -31,6 +34,22 @@ struct SkippedCycleWatch: Sendable {
     /// The least it is: 0.5 ms, above what the least report of a stream read every 32
     /// samples strays (0.02–0.04 ms rms on pipewire-pulse at 64, docs/performance.md).
     static let smallestStepThresholdNs = 500_000.0
+
+    /// How much later than the envelope's least distance every report of a large skip is:
+    /// 7.5 ms, beyond a skipped 256-sample cycle (5.3 ms) with the least straying of a 10 ms
+    /// read on top (a fragment waits up to a cycle for its end; the least of four reads
+    /// waited little).
+    static let largeSkipNs = 7_500_000.0
+    /// How much audio those reports must cover, and how long they must have taken to come:
+    /// 100 ms each. A reading thread that ran late catches up in a burst (reads late by less
+    /// and less, handled within a millisecond, then one on time), which is no skip however
+    /// long it was stalled; after a skip the reports keep coming at their pace, all late.
+    /// And the least lateness of a shorter run is no measure of the skip: pipewire-pulse's
+    /// 10 ms fragments of 256-sample cycles come 10.7 and 5.3 ms apart, late by a sawtooth
+    /// that repeats every 80 ms (3840 samples), and of 60 ms of them the least was up to
+    /// 2.6 ms above the last second's (the PipeWire daemon stopped for 40 ms, 2026-11-29).
+    static let largeSkipSamples = Int64(AudioFormat.sampleRate / 10)
+    static let largeSkipArrivalNs: UInt64 = 100_000_000
 
     /// Samples per channel the stream is read in, as its capture asked the server (0: not
     /// known, taken as long). Set before each report; a change forgets the marks, which were
@@ -77,6 +96,17 @@ struct SkippedCycleWatch: Sendable {
     // The last five parts' marks, by part number modulo 5.
     private var marks = InlineArray<5, Mark?>(repeating: nil)
 
+    /// The reports in a row later than `largeSkipNs`: the estimator as the first came, its
+    /// sample and arrival, and the least lateness of them from that copy's line.
+    private struct LateRun: Sendable {
+        var start: Int64
+        var arrivedAtNs: UInt64
+        var estimator: ClockEstimator
+        var leastLateNs: Double
+    }
+
+    private var lateRun: LateRun?
+
     /// No marks yet.
     init() {}
 
@@ -121,8 +151,37 @@ struct SkippedCycleWatch: Sendable {
         return estimator
     }
 
-    /// Forgets every mark (the line started again, or stepped).
+    /// After a report of sample `position` at `timeNs`, arrived at `arrivedAtNs`, before
+    /// `estimator` takes it: the estimator to go on with when this and the reports before
+    /// it, over `largeSkipSamples` of audio and `largeSkipArrivalNs` of arrivals or more, all
+    /// lay later than `earliestNs` (the envelope's least distance) by more than
+    /// `largeSkipNs`: the copy from the first of them, moved by the least of what they were
+    /// late (as `skippedCycle` moves a mark's). Nil otherwise. Every report of a settled line
+    /// is to be shown to it.
+    mutating func largeSkip(
+        at position: Int64, timeNs: UInt64, arrivedAtNs: UInt64, earliestNs: Double, estimator: ClockEstimator
+    ) -> ClockEstimator? {
+        guard let line = (lateRun?.estimator ?? estimator).line else { return nil }
+        let lateNs = Double(timeNs) - line.timeNs(ofPosition: position) - earliestNs
+        guard lateNs > Self.largeSkipNs else {
+            lateRun = nil
+            return nil
+        }
+        var run = lateRun ?? LateRun(start: position, arrivedAtNs: arrivedAtNs, estimator: estimator, leastLateNs: lateNs)
+        run.leastLateNs = min(run.leastLateNs, lateNs)
+        guard position - run.start >= Self.largeSkipSamples, arrivedAtNs &- run.arrivedAtNs >= Self.largeSkipArrivalNs
+        else {
+            lateRun = run
+            return nil
+        }
+        lateRun = nil
+        run.estimator.step(byNs: run.leastLateNs, at: position)
+        return run.estimator
+    }
+
+    /// Forgets every mark and late run (the line started again, or stepped).
     mutating func reset() {
         for index in marks.indices { marks[index] = nil }
+        lateRun = nil
     }
 }

@@ -320,7 +320,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 pathNs = (info.pointee.source_usec + transportFloor.transportUsec(of: info.pointee)) * 1000
             }
             sampleTimeNs = Int64(bitPattern: now &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
-            timeSource = .arrival(readSamples: periodSamples)
+            timeSource = .arrival(readSamples: periodSamples, arrivedAtNs: now)
         }
         // A hole (no samples) is skipped: the worker's clock follows the audio, and the time
         // reported for the audio after it moves on by the hole.
