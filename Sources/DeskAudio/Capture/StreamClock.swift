@@ -168,6 +168,7 @@ final class StreamClock: @unchecked Sendable {
     func reset() {
         estimator.reset()
         envelope.reset()
+        skipWatch.reset()
         published.store(false, ordering: .sequentiallyConsistent)
     }
 }

@@ -36,9 +36,8 @@ struct SkippedCycleWatch: Sendable {
     static let smallestStepThresholdNs = 500_000.0
 
     /// How much later than the envelope's least distance every report of a large skip is:
-    /// 7.5 ms, beyond a skipped 256-sample cycle (5.3 ms) with the least straying of a 10 ms
-    /// read on top (a fragment waits up to a cycle for its end; the least of four reads
-    /// waited little).
+    /// 7.5 ms, between one skipped 256-sample cycle (5.3 ms, left to the parts) and two
+    /// (10.7 ms).
     static let largeSkipNs = 7_500_000.0
     /// How much audio those reports must cover, and how long they must have taken to come:
     /// 100 ms each. A reading thread that ran late catches up in a burst (reads late by less
