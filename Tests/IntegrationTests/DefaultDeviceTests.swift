@@ -130,8 +130,7 @@ extension RealServerTests {
             // break, unless the tap broke as often or the library counted as many cycles the
             // server skipped (filled with silence), as for every tone (expectUnbrokenHalfScale1kHzTone).
             // A real-time check: not judged under a sanitizer.
-            let low = spokenAfter.prefix(100).indices.filter { spokenAfter[$0] <= -20 }
-            let ourBreaks = low.filter { !low.contains($0 - 1) }.count
+            let ourBreaks = ToneCheck.runs(of: spokenAfter.prefix(100).indices.filter { spokenAfter[$0] <= -20 }).count
             let tapBreaks = tap.gaps(below: quietSineLevel, tolerance: quietSineLevel + 20).count
             if let start = back, ourBreaks > 0 {
                 // Which kind of break (ToneBreak: a cycle put in, audio replaced, audio cut).

@@ -46,8 +46,13 @@ public struct ToneCheck {
     /// `tolerance` dB below `expected` (one 5 ms silence may fall in one block or straddle two,
     /// as the blocks happen to align).
     public func gaps(below expected: Double, tolerance: Double = 1, trim: Int = 2) -> [[Int]] {
+        Self.runs(of: dropouts(expected: expected, tolerance: tolerance, trim: trim).filter { frameLevels[$0] < expected })
+    }
+
+    /// `blocks` (ascending) grouped into runs of adjacent ones.
+    public static func runs(of blocks: [Int]) -> [[Int]] {
         var runs: [[Int]] = []
-        for block in dropouts(expected: expected, tolerance: tolerance, trim: trim) where frameLevels[block] < expected {
+        for block in blocks {
             if let last = runs.last?.last, last + 1 == block { runs[runs.count - 1].append(block) } else { runs.append([block]) }
         }
         return runs

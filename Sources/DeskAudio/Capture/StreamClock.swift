@@ -136,7 +136,7 @@ final class StreamClock: @unchecked Sendable {
         {
             return skipped
         }
-        let earlyNs = envelope.earliestNs - distanceNs
+        let earlyNs = earliest - distanceNs
         guard earlyNs > skipWatch.stepThresholdNs else { return nil }
         var stepped = estimator
         stepped.step(byNs: -earlyNs, at: position)

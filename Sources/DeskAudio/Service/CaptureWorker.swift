@@ -125,8 +125,7 @@ final class CaptureWorker: @unchecked Sendable {
             // A break, a relock of the server's clock, or another clock taking over: the
             // timeline steps at the next frame (its flag tells the host). A break or another
             // clock starts a line, which locks; a relock moves a running one.
-            var lineStarted = gapSince != nil
-            if let last = lastMapping, last.origin != end.origin { lineStarted = true }
+            let lineStarted = gapSince != nil || (lastMapping.map { $0.origin != end.origin } ?? false)
             let timeStepped = lineStarted || (lastMapping.map { $0.relocks != end.relocks } ?? false)
             lastMapping = (end.relocks, end.origin)
             if let since = gapSince {
