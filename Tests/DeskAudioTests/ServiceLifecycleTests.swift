@@ -142,11 +142,14 @@ import Testing
         let silentFrom = Date()
         #expect(waitUntil(seconds: 3) { backend.streams.count == 2 }, "reopened after the stall")
         let firstStall = Date().timeIntervalSince(silentFrom)
-        #expect(firstStall >= 1.9 && firstStall < 2.6, "stalled after \(firstStall) s")
+        // The patience itself is StallWatch's, on its own clock (the test below); here only
+        // that no stall comes early, since a late one is the scheduler's (under a sanitizer
+        // on two busy cores, the service's checks run late) and waitUntil bounds it.
+        #expect(firstStall >= 1.9, "stalled after \(firstStall) s")
         #expect(!backend.streams[1].linkingItself)
         #expect(waitUntil(seconds: 2) { backend.streams.count == 3 }, "reopened again: nobody links it")
         let secondStall = Date().timeIntervalSince(silentFrom) - firstStall
-        #expect(secondStall >= 0.9 && secondStall < 1.6, "stalled again after \(secondStall) s")
+        #expect(secondStall >= 0.9, "stalled again after \(secondStall) s")
         #expect(backend.streams[2].linkingItself, "the third is linked by the backend itself")
         #expect(backend.streams[0].isStopped && backend.streams[1].isStopped && !backend.streams[2].isStopped)
         for _ in 0..<30 {  // 3 s of audio, 10 ms at a time: no stall while it flows
@@ -154,6 +157,9 @@ import Testing
             Thread.sleep(forTimeInterval: 0.01)
         }
         #expect(backend.streams.count == 3)
+        // The worker encodes behind the loop, far behind under ThreadSanitizer (fewer than
+        // 40 frames had come when the capture stopped, once in a clean-clone CI): wait for them.
+        #expect(waitUntil(seconds: 5) { host.frameCount >= 40 }, "\(host.frameCount) frames of 40")
         try service.enable(mic: false, app: false)
         let stalls = host.eventList.filter { $0.0 == .stalled }.map(\.1)
         #expect(
