@@ -12,7 +12,8 @@
 # run's runner status), suite_total, suite_skipped, suite_errors and suite_integration (from
 # the whole-suite run), suite_failed (the names still failing, one per line) and
 # suite_retried (the names run again, '|'-separated). A caller may define suite_may_retry,
-# returning non-zero to forbid a retry (a sanitizer report is never retried). A run that takes
+# returning non-zero to forbid a retry (a sanitizer report is never retried), and
+# suite_before_retry, run before each retry (scripts/lib/rigs.sh: the rigs' state). A run that takes
 # over 20 minutes is stopped: a hung test must fail CI, not hold it to its limit.
 #
 # The runner is `swift test` with the options given; a caller that sets suite_runner (an
@@ -47,6 +48,7 @@ run_suite() {
   for attempt in 1 2; do
     [[ -n "$suite_failed" && $suite_errors -eq 0 ]] || break
     if declare -F suite_may_retry >/dev/null && ! suite_may_retry; then break; fi
+    if declare -F suite_before_retry >/dev/null; then suite_before_retry; fi
     again=$(paste -sd'|' <<<"$suite_failed")
     suite_retried="${suite_retried:+$suite_retried|}$again"
     echo "running again, alone (attempt $attempt): ${again//|/, }"
