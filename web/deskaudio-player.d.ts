@@ -104,7 +104,8 @@ export interface PlayerStats {
 }
 
 export interface PlayerOptions {
-  /** Play in this context (48 kHz recommended) instead of a new one. */
+  /** Play in this context instead of a new one. It must run at 48 kHz (`create()` rejects
+   * another rate with a RangeError); the browser resamples to the device. */
   context?: AudioContext;
   /** For a new context: its latencyHint (0 by default, the least output latency the browser
    * offers: in headless Chromium 156 on PulseAudio about 14 ms less than "interactive"). */

@@ -17,9 +17,17 @@ export class AudioFramePlayer {
    * is passed to a new one, 0 by default: the least output latency the browser offers), the
    * worklet module loaded from beside this file, and a decoder. `options.marginMs`,
    * `maxDelayMs` and `startDelayMs` tune the jitter buffer. The context may start suspended
-   * where the browser wants a user gesture first: `resume()` from a click then.
+   * where the browser wants a user gesture first: `resume()` from a click then. A context of
+   * the viewer's own must run at 48 kHz (the worklet plays the frames' samples as they are;
+   * the browser resamples to the device): another rate is an error, not a change of pitch.
    */
   static async create(options = {}) {
+    if (options.context && options.context.sampleRate !== SAMPLE_RATE) {
+      throw new RangeError(
+        `the player's AudioContext must run at ${SAMPLE_RATE} Hz, this one runs at ${options.context.sampleRate} Hz: ` +
+          `make it with new AudioContext({ sampleRate: ${SAMPLE_RATE} })`,
+      );
+    }
     if (typeof AudioDecoder === "undefined") {
       throw new Error("this browser has no WebCodecs AudioDecoder (Chrome 94+, Edge, Safari 16.4+ or Firefox 130+ needed)");
     }

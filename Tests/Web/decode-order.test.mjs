@@ -90,3 +90,12 @@ test("a frame far behind is a sender that started again: the frames' own decoder
   assert.equal(decoders.length, 1);
   assert.deepEqual(decoders[0].given, [5000 & 0xff, 5001 & 0xff, 3, 4]); // (the payload byte)
 });
+
+test("a context of the viewer's own at another rate than 48 kHz is refused, not played at the wrong pitch", async () => {
+  const context = { sampleRate: 44100, audioWorklet: { addModule: async () => assert.fail("went on to load the worklet") } };
+  await assert.rejects(AudioFramePlayer.create({ context }), (error) => {
+    assert.ok(error instanceof RangeError);
+    assert.match(error.message, /must run at 48000 Hz, this one runs at 44100 Hz/);
+    return true;
+  });
+});
