@@ -2,7 +2,9 @@
 """The web player heard in a real browser (scripts/test-browser starts the rigs and runs this).
 
 `deskaudio serve --web` captures the host rig's default sink; headless Chromium, its audio on a
-second private audio server (the browser rig), opens the page; time-stamped recorders on both
+second private audio server (the browser rig, at the player's 48 kHz as a PipeWire desktop
+runs; the formats run on a third at PulseAudio's own 44.1 kHz, where Chromium resamples),
+opens the page; time-stamped recorders on both
 rigs' sink monitors hear what was played and what came out of the browser. Judged on those
 samples: frequency, level, no 10 ms block missing that the host's own monitor had, the gate's
 silence and return, sink-to-sink latency; the same through a lossy, jittery relay; the drift
@@ -365,7 +367,8 @@ def relayed(deskaudio, host, browser_env, work):
 
 
 def formats(deskaudio, host, browser_env, work):
-    """Frames other than 10 ms stereo: 5.1 and 7.1 (version 2, Opus multistream), and 5 ms."""
+    """Frames other than 10 ms stereo: 5.1 and 7.1 (version 2, Opus multistream), and 5 ms,
+    played by a browser whose output runs at 44.1 kHz."""
     # The rig's sink is stereo. PipeWire's capture of it in 5.1 has the tone in FL and FR at
     # its level and, upmixed, in FC 3 dB lower; in 7.1 also in SL and SR 3 dB lower (ffmpeg's
     # astats on `deskaudio record --channels 6|8`: -9.02, -9.02, -12.07 | and -12.01, -12.01).
@@ -588,9 +591,12 @@ def bad_clients(deskaudio, host, browser_env, work):
 def main():
     parser = rig_arguments(__doc__)
     parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad"])
+    parser.add_argument("--resampling-browser-rig",
+                        help="a browser rig at another rate than 48 kHz, for the formats (default: --browser-rig)")
     arguments = parser.parse_args()
     host = rig_environment(arguments.host_rig)
     browser = rig_environment(arguments.browser_rig)
+    resampling = rig_environment(arguments.resampling_browser_rig or arguments.browser_rig)
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
     scenarios = {"tone": tone_and_gate, "relay": relayed, "formats": formats, "drift": drift_in_browser,
                  "stall": stalled_browser, "bad": bad_clients}
@@ -604,7 +610,7 @@ def main():
             for attempt in (1, 2):
                 before = len(failures)
                 print(f"-- {scenario.__doc__.splitlines()[0]}{'' if attempt == 1 else ' (run again)'}", flush=True)
-                scenario(arguments.deskaudio, host, browser, arguments.work)
+                scenario(arguments.deskaudio, host, resampling if name == "formats" else browser, arguments.work)
                 if len(failures) == before or attempt == 2 or name == "bad":
                     break
                 print(f"{name} failed ({'; '.join(failures[before:])}): running it again", flush=True)
