@@ -33,6 +33,9 @@
  *     latency_p99=16.40 latency_max=17.26
  *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0 sample_slips=0 slipped_samples=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
+ * and, as they come, the first 8 time steps (all of them, and each frame more than 0.05 ms
+ * off, with STAMP_FRAMES=1): "time step 3.210 s after the first: +0.1234 ms against the
+ * sample clock".
  * QUANTUM is the node.latency the player asks for (samples at 48 kHz): the graph's cycle, and
  * with it how long a frame's last sample waits for its cycle to reach the capture.
  * CAPTURE_QUANTUM is the quantum the library's PipeWire capture asks for
@@ -191,7 +194,9 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     int stepped = (info.flags & DESKAUDIO_FRAME_TIME_STEP) != 0;
     if (stepped && probe.have_last) {
         probe.time_steps++;
-        if (getenv("STAMP_FRAMES"))
+        /* Where and how far (the first 8, all with STAMP_FRAMES=1): what a check of "no
+         * step" that fails has to show. */
+        if (probe.time_steps <= 8 || getenv("STAMP_FRAMES"))
             printf("time step %.3f s after the first: %+.4f ms against the sample clock\n",
                    (double)(info.sample_clock - probe.first_sample_clock) / RATE,
                    ((double)info.capture_time_ns - (double)probe.last_capture_ns -
