@@ -6,6 +6,8 @@ public struct ToneCheck {
     public let loudFrames: [Int]
     /// Left channel of the frames strictly inside the loud run (edges trimmed).
     public let interior: [Float]
+    /// The frame `interior` starts at (nil when there is none).
+    public let interiorStart: Int?
 
     /// Splits interleaved stereo `samples` into 10 ms frames; frames above `threshold` dBFS
     /// are loud; `trim` frames at each end of the loud run are left out of `interior`.
@@ -23,8 +25,10 @@ public struct ToneCheck {
         if let first = loudFrames.first, let last = loudFrames.last, last - first > 2 * trim {
             interior = SignalAnalysis.left(
                 samples[((first + trim) * frameFloats)..<((last - trim + 1) * frameFloats)])
+            interiorStart = first + trim
         } else {
             interior = []
+            interiorStart = nil
         }
     }
 
@@ -56,6 +60,33 @@ public struct ToneCheck {
             if let last = runs.last?.last, last + 1 == block { runs[runs.count - 1].append(block) } else { runs.append([block]) }
         }
         return runs
+    }
+
+    /// How many of `gaps` (this check's own) lie within `toleranceMs` of a break of `tap`'s
+    /// tone (ToneBreak: a quiet run or a jump of its phase) that is inside none of `tapGaps`
+    /// (the tap's own gaps), each break counted once. Both are timed from their tone's first
+    /// loud frame: `tap` is another recorder of the same sound at the same time.
+    public func gaps(
+        _ gaps: [[Int]], nearBreaksOf tap: ToneCheck, outside tapGaps: [[Int]], frequency: Double,
+        toleranceMs: Double = 30
+    ) -> Int {
+        guard let tapStart = tap.interiorStart, let tapFirst = tap.loudFrames.first, let first = loudFrames.first else {
+            return 0
+        }
+        let span = { (run: [Int], first: Int) in Double(run[0] - first) * 10...Double(run[run.count - 1] + 1 - first) * 10 }
+        var breaks = ToneBreak.find(in: tap.interior, frequency: frequency)
+            .map { Double(tapStart - tapFirst) * 10 + Double($0.startSample) / 48 }
+            .filter { at in !tapGaps.contains { span($0, tapFirst).contains(at) } }
+        var near = 0
+        for gap in gaps {
+            let ours = span(gap, first)
+            let window = (ours.lowerBound - toleranceMs)...(ours.upperBound + toleranceMs)
+            if let index = breaks.firstIndex(where: window.contains) {
+                breaks.remove(at: index)
+                near += 1
+            }
+        }
+        return near
     }
 
     /// The median level (dBFS) of the blocks inside the loud run: the tone's level, whatever
