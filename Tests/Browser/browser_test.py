@@ -18,6 +18,7 @@ import json
 import os
 import re
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -472,6 +473,82 @@ def stalled_browser(deskaudio, host, browser_env, work):
           f"the two others lost nothing: dropped {[drops[i] for i in others]}, lost {[lost[i] for i in others]}")
 
 
+def batched(deskaudio, host, browser_env, work):
+    """`serve --frames-per-send 4` to a scripted WebSocket client: frames come four to a
+    write, none lost, and a batch the gate leaves short still goes out at once."""
+    del browser_env
+    per_send = 4
+    # 5 ms frames: the gate closes after 4 s of silence. Two gaps, each ending a batch short
+    # unless the frames before it happen to fill it (1 in 4 each).
+    serve = Serve(deskaudio, host, 60, "--frames-per-send", str(per_send), "--frame-ms", "5")
+    player = play(host, os.path.join(work, "batched.wav"), tone(1.5), silence(5), tone(1), silence(5), tone(1))
+    connection = websocket_handshake(serve.address)
+    frames, reads, data, upgraded = [], 0, b"", False
+    try:
+        connection.settimeout(1)
+        deadline = time.monotonic() + 15
+        while True:
+            if time.monotonic() > deadline and serve.process.poll() is None:
+                serve.process.send_signal(signal.SIGINT)  # read on until it closes the socket
+                connection.settimeout(10)
+            try:
+                chunk = connection.recv(65536)
+            except socket.timeout:
+                continue
+            except ConnectionError:
+                break
+            if not chunk:
+                break
+            arrived = time.monotonic_ns()
+            data += chunk
+            if not upgraded:
+                head, separator, data = data.partition(b"\r\n\r\n")
+                check(head.startswith(b"HTTP/1.1 101"), f"the WebSocket upgrade is accepted ({head[:20]!r})")
+                upgraded = bool(separator)
+            before = len(frames)
+            while upgraded and len(data) >= 2:  # server messages: unmasked, under 64 KiB
+                length, at = data[1] & 0x7F, 2
+                if length == 126:
+                    length, at = int.from_bytes(data[2:4], "big"), 4
+                if len(data) < at + length:
+                    break
+                opcode, message, data = data[0] & 0x0F, data[at:at + length], data[at + length:]
+                if opcode == 2:
+                    frames.append((arrived, int.from_bytes(message[12:16], "little"), message[5],
+                                   int.from_bytes(message[24:32], "little")))
+            reads += len(frames) > before
+        serve.process.wait(10)
+        summary = Serve.CLIENT.findall(serve.process.stdout.read())
+    finally:
+        connection.close()
+        player.kill()
+        serve.stop()
+    check(len(frames) >= 2000, f"{len(frames)} frames received (about 2600 expected: 13 s outside the gate)")
+    if len(frames) < 2000:
+        return
+    sequences = [frame[1] for frame in frames]
+    holes = [(a, b) for a, b in zip(sequences, sequences[1:]) if b != (a + 1) % 2**32]
+    check(not holes, f"every frame arrived, in order, across the gates (holes: {holes[:5]})")
+    check(len(summary) == 1 and int(summary[0][2]) == len(frames) and summary[0][3] == "0",
+          f"serve's count of frames sent and dropped is what the client got ({summary}, {len(frames)} received)")
+    check(len(frames) / reads >= per_send - 0.5, f"frames come {per_send} to a write ({len(frames) / reads:.2f} a read)")
+    # From the sample's time at the sink to the client's read.
+    delays = np.array([(arrived - captured) / 1e6 for arrived, _, _, captured in frames])
+    reopened = [index for index, frame in enumerate(frames) if index and frame[2] & 1]
+    check(len(reopened) == 2, f"two frames say the gate opened again ({len(reopened)})")
+    steady = np.percentile(delays[:reopened[0]], 99) if reopened else 0
+    print(f"      {len(frames)} frames in {reads} reads; capture to client p50 {np.median(delays):.1f} ms, "
+          f"p99 {steady:.1f} ms before the first gate")
+    for index in reopened:
+        last = index - 1
+        # Held back, it would go out when the gate opens again, a second later; the short
+        # batch's wait is 4.5 frames (22.5 ms), the rest is room for a loaded machine.
+        size = sum(frame[0] == frames[last][0] for frame in frames[:index])
+        check(delays[last] <= steady + 50,
+              f"the batch before a gate (its read had {size} frames) went out at once: its last frame "
+              f"{delays[last]:.1f} ms after capture, p99 before {steady:.1f} ms (+ 50 allowed)")
+
+
 def websocket_handshake(address, path="/frames"):
     host, port = address.rsplit(":", 1)
     connection = socket.create_connection((host, int(port)), timeout=5)
@@ -590,7 +667,7 @@ def bad_clients(deskaudio, host, browser_env, work):
 
 def main():
     parser = rig_arguments(__doc__)
-    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad"])
+    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad", "batch"])
     parser.add_argument("--resampling-browser-rig",
                         help="a browser rig at another rate than 48 kHz, for the formats (default: --browser-rig)")
     arguments = parser.parse_args()
@@ -599,7 +676,7 @@ def main():
     resampling = rig_environment(arguments.resampling_browser_rig or arguments.browser_rig)
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
     scenarios = {"tone": tone_and_gate, "relay": relayed, "formats": formats, "drift": drift_in_browser,
-                 "stall": stalled_browser, "bad": bad_clients}
+                 "stall": stalled_browser, "bad": bad_clients, "batch": batched}
     # A scenario that fails is run once more, as scripts/lib/suite.sh runs a failed Swift test
     # again: this 2-core machine sometimes stops a whole process for a few hundred ms, Chromium
     # included. The first run's failures are printed and the scenario is named in the summary,

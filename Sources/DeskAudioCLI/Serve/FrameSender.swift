@@ -4,11 +4,12 @@ import Synchronization
 
 /// One browser's share of the frames, on the server's event loop: each frame is written as
 /// one WebSocket binary message straight from the client's handler context (no lookup, no
-/// lock per frame), or dropped and counted when the client cannot take it: its socket is
-/// full (write buffer above the high-water mark) or, for a client that acknowledges what it
-/// received (`received SEQUENCE`), more than `inFlightLimit` frames are unacknowledged (a
-/// stalled browser whose kernel buffers would otherwise swallow seconds of frames). Sequence
-/// numbers, not counts: a frame lost on the way does not count against the client.
+/// lock per frame; a batch's frames flushed at once), or dropped and counted when the client
+/// cannot take it: its socket is full (write buffer above the high-water mark) or, for a
+/// client that acknowledges what it received (`received SEQUENCE`), more than
+/// `inFlightLimit` frames are unacknowledged (a stalled browser whose kernel buffers would
+/// otherwise swallow seconds of frames). Sequence numbers, not counts: a frame lost on the
+/// way does not count against the client.
 /// Used on the event loop only; its `counts` may be read anywhere.
 final class FrameSender {
     /// What a client has been sent and what it has had dropped, readable from any thread.
@@ -17,6 +18,12 @@ final class FrameSender {
         let sent = Atomic<UInt64>(0)
         /// Frames the client could not take.
         let dropped = Atomic<UInt64>(0)
+    }
+
+    /// One AudioFrame, and its sequence number.
+    struct Frame: Sendable {
+        let buffer: ByteBuffer
+        let sequence: UInt32
     }
 
     /// Unacknowledged frames a client may have: 0.6 s of 10 ms frames.
@@ -39,16 +46,22 @@ final class FrameSender {
         acknowledged = sequence
     }
 
-    /// Writes one frame (`buffer`, sequence number `sequence`) if the client can take it.
-    func send(_ buffer: ByteBuffer, sequence: UInt32) {
-        var inFlight: UInt32 = 0
-        if let acknowledged, let lastSent { inFlight = lastSent &- acknowledged }
-        guard inFlight <= Self.inFlightLimit && context.channel.isWritable else {
-            counts.dropped.add(1, ordering: .relaxed)
-            return
+    /// Writes each of `frames` the client can take, and flushes them in one go.
+    func send(_ frames: [Frame]) {
+        var written = 0
+        for frame in frames {
+            var inFlight: UInt32 = 0
+            if let acknowledged, let lastSent { inFlight = lastSent &- acknowledged }
+            guard inFlight <= Self.inFlightLimit && context.channel.isWritable else {
+                counts.dropped.add(1, ordering: .relaxed)
+                continue
+            }
+            context.write(NIOAny(WebSocketFrame(fin: true, opcode: .binary, data: frame.buffer)), promise: nil)
+            written += 1
+            lastSent = frame.sequence
         }
-        context.writeAndFlush(NIOAny(WebSocketFrame(fin: true, opcode: .binary, data: buffer)), promise: nil)
-        counts.sent.add(1, ordering: .relaxed)
-        lastSent = sequence
+        guard written > 0 else { return }
+        context.flush()
+        counts.sent.add(UInt64(written), ordering: .relaxed)
     }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// The browsers connected to `serve`, and the frames sent to each. Frames come from the
 /// library's delivery thread and are written on the server's event loop, each client's by
 /// its `FrameSender` (which drops and counts what a client cannot take, so a slow client
-/// never holds up the others or the capture).
+/// never holds up the others or the capture). They go out `framesPerSend` at a time: one
+/// wake-up of the loop and one socket write per client for each batch.
 final class WebClients: Sendable {
     /// What one client has had, for the status lines and the summary.
     struct Client: Sendable {
@@ -24,15 +25,23 @@ final class WebClients: Sendable {
 
     /// Most clients at once; more are refused (503).
     let limit: Int
+    /// Frames written to a client at once: 1 sends each frame as soon as it is encoded; each
+    /// one more holds a batch's first frame back a frame's length longer and saves a wake-up
+    /// and a socket write per batch.
+    let framesPerSend: Int
     private let eventLoop: EventLoop
     private let state = NIOLockedValueBox(State())
     // The clients' senders, in the order they came: touched on the event loop only.
     private let senders: NIOLoopBoundBox<[(id: Int, sender: FrameSender)]>
-    // Frames handed to the event loop and not written yet: past `queueLimit` (the loop is
-    // stuck), frames are dropped for everybody and counted.
-    private let queued = Atomic<Int>(0)
+    // Frames from the delivery thread the event loop has not taken yet: past `queueLimit`
+    // (the loop is stuck), frames are dropped for everybody and counted.
+    private let pending = NIOLockedValueBox<[FrameSender.Frame]>([])
     private let droppedForAll = Atomic<UInt64>(0)
     private static let queueLimit = 100
+    // A batch the capture left short (it went quiet, the gate closed) is sent this long after
+    // the last one, on the event loop: the batch's length and half a frame.
+    private let shortBatchWait: TimeAmount
+    private let shortBatchFlush: NIOLoopBoundBox<Scheduled<Void>?>
 
     private struct State {
         var clients: [Int: Client] = [:]
@@ -40,10 +49,15 @@ final class WebClients: Sendable {
         var everConnected: [Client] = []
     }
 
-    init(limit: Int, eventLoop: EventLoop) {
+    /// Serves at most `limit` clients on `eventLoop`, `framesPerSend` frames of
+    /// `frameDuration` at a time.
+    init(limit: Int, eventLoop: EventLoop, framesPerSend: Int = 1, frameDuration: FrameDuration = .ms10) {
         self.limit = limit
+        self.framesPerSend = framesPerSend
         self.eventLoop = eventLoop
         senders = .makeBoxSendingValue([], eventLoop: eventLoop)
+        shortBatchWait = .microseconds(Int64(frameDuration.microseconds * (2 * framesPerSend + 1) / 2))
+        shortBatchFlush = .makeBoxSendingValue(nil, eventLoop: eventLoop)
     }
 
     /// True while another client may connect.
@@ -91,19 +105,36 @@ final class WebClients: Sendable {
         state.withLockedValue { $0.clients[id]?.report = clean }
     }
 
-    /// Sends one AudioFrame to every client (called on the library's delivery thread).
+    /// Sends one AudioFrame to every client (called on the library's delivery thread): wakes
+    /// the event loop when it completes a batch; frames that come while the loop has not
+    /// taken the batch yet go with it.
     func broadcast(_ frame: UnsafeRawBufferPointer) {
-        guard queued.add(1, ordering: .relaxed).newValue <= Self.queueLimit else {
-            queued.subtract(1, ordering: .relaxed)
+        let sequence = UInt32(
+            littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.sequence, as: UInt32.self))
+        let next = FrameSender.Frame(buffer: ByteBuffer(bytes: frame), sequence: sequence)
+        let waiting: Int? = pending.withLockedValue { pending in
+            guard pending.count < Self.queueLimit else { return nil }
+            pending.append(next)
+            return pending.count
+        }
+        guard let waiting else {
             droppedForAll.add(1, ordering: .relaxed)
             return
         }
-        let buffer = ByteBuffer(bytes: frame)
-        let sequence = UInt32(
-            littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.sequence, as: UInt32.self))
-        eventLoop.execute {
-            self.queued.subtract(1, ordering: .relaxed)
-            for (_, sender) in self.senders.value { sender.send(buffer, sequence: sequence) }
+        if waiting == framesPerSend { eventLoop.execute { self.sendPending() } }
+    }
+
+    // On the event loop: every client gets the frames waiting, in one write; a batch left
+    // short later is sent when `shortBatchWait` has passed with no batch after this one.
+    private func sendPending() {
+        let frames = pending.withLockedValue { pending in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
         }
+        guard !frames.isEmpty else { return }
+        for (_, sender) in senders.value { sender.send(frames) }
+        guard framesPerSend > 1 else { return }
+        shortBatchFlush.value?.cancel()
+        shortBatchFlush.value = eventLoop.scheduleTask(in: shortBatchWait) { self.sendPending() }
     }
 }

@@ -1,3 +1,4 @@
+import DeskAudio
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -19,10 +20,15 @@ final class WebServer {
     // A client's socket stops taking frames past this much unsent data: about 60 frames.
     private static let writeBuffer = ChannelOptions.Types.WriteBufferWaterMark(low: 4096, high: 8192)
 
-    /// Listens on `host`:`port` (port 0: any free one).
-    init(host: String, port: Int, assets: WebAssets, maxClients: Int) throws(CLIFailure) {
+    /// Listens on `host`:`port` (port 0: any free one); sends `framesPerSend` frames of
+    /// `frameDuration` at a time.
+    init(
+        host: String, port: Int, assets: WebAssets, maxClients: Int, framesPerSend: Int = 1,
+        frameDuration: FrameDuration = .ms10
+    ) throws(CLIFailure) {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let clients = WebClients(limit: maxClients, eventLoop: group.next())
+        let clients = WebClients(
+            limit: maxClients, eventLoop: group.next(), framesPerSend: framesPerSend, frameDuration: frameDuration)
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: Self.maxMessageBytes,
             shouldUpgrade: { channel, head in
