@@ -70,9 +70,9 @@ public struct ToneCheck {
         _ gaps: [[Int]], nearBreaksOf tap: ToneCheck, outside tapGaps: [[Int]], frequency: Double,
         toleranceMs: Double = 30
     ) -> Int {
-        guard let tapStart = tap.interiorStart, let tapFirst = tap.loudFrames.first, let first = loudFrames.first else {
-            return 0
-        }
+        guard !gaps.isEmpty, let tapStart = tap.interiorStart, let tapFirst = tap.loudFrames.first,
+            let first = loudFrames.first
+        else { return 0 }
         let span = { (run: [Int], first: Int) in Double(run[0] - first) * 10...Double(run[run.count - 1] + 1 - first) * 10 }
         var breaks = ToneBreak.find(in: tap.interior, frequency: frequency)
             .map { Double(tapStart - tapFirst) * 10 + Double($0.startSample) / 48 }
