@@ -6,7 +6,8 @@ by side, and takes each process's own CPU (utime + stime from /proc) over the sa
 after start-up, so both meet the same load; rounds alternate which starts first. (One after
 the other, as this measured before, two identical senders on this machine differed by up to
 1.28x over 20 s windows: Tests/WebRTC/webrtc_test.py.) The browser's CPU is not counted: it is
-the viewer's, not the host's."""
+the viewer's, not the host's. $DESKAUDIO_SERVE_FLAGS and $DESKAUDIO_RECORD_FLAGS add options to
+each (`--frame-ms 5` to both, to compare like with like)."""
 import os
 import subprocess
 import sys
@@ -42,7 +43,8 @@ def main():
 
     def start_record():
         return subprocess.Popen(
-            [arguments.deskaudio, "record", "--seconds", str(window + 30), os.path.join(arguments.work, "bench.opus")],
+            [arguments.deskaudio, "record", "--seconds", str(window + 30), os.path.join(arguments.work, "bench.opus"),
+             *os.environ.get("DESKAUDIO_RECORD_FLAGS", "").split()],
             env=host, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for round in range(arguments.rounds):
