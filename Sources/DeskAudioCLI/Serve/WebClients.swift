@@ -51,7 +51,7 @@ final class WebClients: Sendable {
 
     /// Serves at most `limit` clients on `eventLoop`, `framesPerSend` frames of
     /// `frameDuration` at a time.
-    init(limit: Int, eventLoop: EventLoop, framesPerSend: Int = 1, frameDuration: FrameDuration = .ms10) {
+    init(limit: Int, eventLoop: EventLoop, framesPerSend: Int, frameDuration: FrameDuration) {
         self.limit = limit
         self.framesPerSend = framesPerSend
         self.eventLoop = eventLoop

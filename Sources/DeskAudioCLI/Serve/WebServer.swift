@@ -23,8 +23,7 @@ final class WebServer {
     /// Listens on `host`:`port` (port 0: any free one); sends `framesPerSend` frames of
     /// `frameDuration` at a time.
     init(
-        host: String, port: Int, assets: WebAssets, maxClients: Int, framesPerSend: Int = 1,
-        frameDuration: FrameDuration = .ms10
+        host: String, port: Int, assets: WebAssets, maxClients: Int, framesPerSend: Int, frameDuration: FrameDuration
     ) throws(CLIFailure) {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let clients = WebClients(
