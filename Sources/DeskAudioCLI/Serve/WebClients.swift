@@ -33,15 +33,23 @@ final class WebClients: Sendable {
     private let state = NIOLockedValueBox(State())
     // The clients' senders, in the order they came: touched on the event loop only.
     private let senders: NIOLoopBoundBox<[(id: Int, sender: FrameSender)]>
-    // Frames from the delivery thread the event loop has not taken yet: past `queueLimit`
-    // (the loop is stuck), frames are dropped for everybody and counted.
-    private let pending = NIOLockedValueBox<[FrameSender.Frame]>([])
+    private let pending = NIOLockedValueBox(Pending())
     private let droppedForAll = Atomic<UInt64>(0)
     private static let queueLimit = 100
-    // A batch the capture left short (it went quiet, the gate closed) is sent this long after
-    // the last one, on the event loop: the batch's length and half a frame.
+    // A batch the capture left short (it went quiet, the gate closed, the delivery thread was
+    // held up) is sent this long after the last batch or its own first frame, on the event
+    // loop: a batch's length and half a frame.
     private let shortBatchWait: TimeAmount
     private let shortBatchFlush: NIOLoopBoundBox<Scheduled<Void>?>
+
+    // Frames from the delivery thread the event loop has not taken yet: past `queueLimit`
+    // (the loop is stuck), frames are dropped for everybody and counted.
+    private struct Pending {
+        var frames: [FrameSender.Frame] = []
+        // A short-batch flush is scheduled on the loop, or about to be: when it is not, the
+        // next frame has one scheduled (with frames sent one at a time, never).
+        var flushArmed = false
+    }
 
     private struct State {
         var clients: [Int: Client] = [:]
@@ -106,35 +114,51 @@ final class WebClients: Sendable {
     }
 
     /// Sends one AudioFrame to every client (called on the library's delivery thread): wakes
-    /// the event loop when it completes a batch; frames that come while the loop has not
-    /// taken the batch yet go with it.
+    /// the event loop when it completes a batch, or when it starts one and no flush of a short
+    /// batch is scheduled; frames that come while the loop has not taken a batch yet go with it.
     func broadcast(_ frame: UnsafeRawBufferPointer) {
         let sequence = UInt32(
             littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.sequence, as: UInt32.self))
         let next = FrameSender.Frame(buffer: ByteBuffer(bytes: frame), sequence: sequence)
-        let waiting: Int? = pending.withLockedValue { pending in
-            guard pending.count < Self.queueLimit else { return nil }
-            pending.append(next)
-            return pending.count
+        let perSend = framesPerSend
+        let loopWork = pending.withLockedValue { pending -> LoopWork in
+            guard pending.frames.count < Self.queueLimit else { return .dropped }
+            pending.frames.append(next)
+            if pending.frames.count == perSend { return .sendBatch }
+            guard perSend > 1 && !pending.flushArmed else { return .none }
+            pending.flushArmed = true
+            return .scheduleFlush
         }
-        guard let waiting else {
-            droppedForAll.add(1, ordering: .relaxed)
-            return
+        switch loopWork {
+        case .none: break
+        case .sendBatch: eventLoop.execute { self.sendPending() }
+        case .scheduleFlush: eventLoop.execute { self.scheduleShortBatchFlush() }
+        case .dropped: droppedForAll.add(1, ordering: .relaxed)
         }
-        if waiting == framesPerSend { eventLoop.execute { self.sendPending() } }
     }
+
+    // What a new frame asks of the event loop.
+    private enum LoopWork { case none, sendBatch, scheduleFlush, dropped }
 
     // On the event loop: every client gets the frames waiting, in one write; a batch left
     // short later is sent when `shortBatchWait` has passed with no batch after this one.
     private func sendPending() {
+        let perSend = framesPerSend
         let frames = pending.withLockedValue { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+            defer { pending.frames.removeAll(keepingCapacity: true) }
+            pending.flushArmed = perSend > 1 && !pending.frames.isEmpty
+            return pending.frames
         }
+        shortBatchFlush.value?.cancel()
+        shortBatchFlush.value = nil
         guard !frames.isEmpty else { return }
         for (_, sender) in senders.value { sender.send(frames) }
-        guard framesPerSend > 1 else { return }
-        shortBatchFlush.value?.cancel()
+        if perSend > 1 { scheduleShortBatchFlush() }
+    }
+
+    // On the event loop.
+    private func scheduleShortBatchFlush() {
+        guard shortBatchFlush.value == nil else { return }
         shortBatchFlush.value = eventLoop.scheduleTask(in: shortBatchWait) { self.sendPending() }
     }
 }
