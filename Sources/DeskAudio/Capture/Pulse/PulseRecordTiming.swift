@@ -23,16 +23,22 @@ final class PulseRecordTiming {
     static let longestRoundTripNs: UInt64 = 1_000_000
 
     private let channels: Int
+    private let onFirstMark: () -> Void
     private var askedAtNs: UInt64 = 0
     private var takenAtNs: UInt64?
     private var asking = false
     // The last answer taken, until `takeMark()` hands it on.
     private var mark: ClockEstimator.Line?
 
-    /// Timing for a stream of `channels` 32-bit float channels.
-    init(channels: Int) {
+    /// Timing for a stream of `channels` 32-bit float channels; `onFirstMark` runs (on the
+    /// main loop thread) when the first answer is taken, so reads held back for it can go.
+    init(channels: Int, onFirstMark: @escaping () -> Void = {}) {
         self.channels = max(channels, 1)
+        self.onFirstMark = onFirstMark
     }
+
+    /// True once an answer was taken: the stream's samples can be placed.
+    var hasMarked: Bool { takenAtNs != nil }
 
     /// At a read of `stream`: asks the server, unless a question is on its way or an answer
     /// was taken less than `intervalNs` ago.
@@ -83,6 +89,8 @@ final class PulseRecordTiming {
         mark = Self.mark(
             of: info, channels: channels,
             wallClockOffsetNs: Double(wall.tv_sec) * 1e9 + Double(wall.tv_nsec) - Double(nowNs))
+        let first = takenAtNs == nil
         takenAtNs = nowNs
+        if first { onFirstMark() }
     }
 }
