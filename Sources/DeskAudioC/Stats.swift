@@ -55,7 +55,7 @@ private func statsOf(_ service: AudioService) -> deskaudio_stats {
             app_peak_dbfs: snapshot.app?.peakDBFS ?? silence, app_rms_dbfs: snapshot.app?.rmsDBFS ?? silence,
             mic_peak_dbfs: snapshot.mic?.peakDBFS ?? silence, mic_rms_dbfs: snapshot.mic?.rmsDBFS ?? silence,
             frames_dropped_slow_callback: snapshot.framesDroppedSlowCallback,
-            frames_skipped_by_server: snapshot.framesSkippedByServer)
+            frames_skipped_by_server: snapshot.framesSkippedByServer, server_zero_cycles: snapshot.serverZeroCycles)
 }
 
 /// Fills `*clock` with where `capture`'s sample clock stands on CLOCK_MONOTONIC after its

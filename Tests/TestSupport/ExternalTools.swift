@@ -66,7 +66,17 @@ public enum ExternalTools {
     ) throws -> Process {
         let stereo = SignalAnalysis.sine(
             frequency: frequency, amplitude: amplitude, frames: Int(seconds * 48_000))
-        let samples = mono ? SignalAnalysis.left(stereo[...]) : stereo
+        return try play(
+            mono ? SignalAnalysis.left(stereo[...]) : stereo, channels: mono ? 1 : 2, device: device,
+            application: application, environment: environment)
+    }
+
+    /// Plays interleaved 48 kHz float `samples` of `channels` channels through pacat, as
+    /// `playTone` does; returns the running player.
+    public static func play(
+        _ samples: [Float], channels: Int = 2, device: String? = nil, application: String? = nil,
+        environment: [String: String] = [:]
+    ) throws -> Process {
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("deskaudio-tone-\(UUID().uuidString).f32")
         try samples.withUnsafeBytes { Data($0) }.write(to: file)
@@ -74,7 +84,7 @@ public enum ExternalTools {
             [
                 // 200 ms of server-side buffer: a busy test machine must not starve the player.
                 "pacat", "--playback", "--raw", "--latency-msec=200", "--format=float32le", "--rate=48000",
-                "--channels=\(mono ? 1 : 2)",
+                "--channels=\(channels)",
             ] + (device.map { ["--device=\($0)"] } ?? []) + (application.map { ["--client-name=\($0)"] } ?? [])
                 + [file.path], environment: environment)
         process.terminationHandler = { _ in try? FileManager.default.removeItem(at: file) }

@@ -27,6 +27,7 @@ final class SourceFeed: @unchecked Sendable {
     private let writes = Atomic<UInt64>(0)
     private let skipped = Atomic<UInt64>(0)
     private let skippedFrames = Atomic<UInt64>(0)
+    private let zeroCycles = Atomic<UInt64>(0)
     private let refusing = Atomic<Bool>(false)
 
     /// A feed for the source `name`.
@@ -105,6 +106,15 @@ final class SourceFeed: @unchecked Sendable {
 
     /// The same in 10 ms frames' worth, each skip rounded up (so at least the number of skips).
     var skippedFrameCount: UInt64 { skippedFrames.load(ordering: .relaxed) }
+
+    /// Server thread: the stream got a graph cycle of exact zeros alone between two of sound
+    /// (`PipeWireZeroCycleWatch`): maybe a pause of one cycle in the sound, maybe the
+    /// server's (PipeWire 0.3.65 hands one consumer of a monitor such a cycle now and then,
+    /// the audio after it one quantum late). It was queued as it came; this counts it.
+    func countZeroCycle() { zeroCycles.add(1, ordering: .relaxed) }
+
+    /// Graph cycles of exact zeros alone between two of sound, since creation.
+    var zeroCycleCount: UInt64 { zeroCycles.load(ordering: .relaxed) }
 
     /// How many times the stream has written, since creation: a count that stops moving is
     /// a stream no longer fed.

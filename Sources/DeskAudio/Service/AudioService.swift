@@ -273,6 +273,7 @@ public final class AudioService: @unchecked Sendable {
         stats.framesDroppedOverflow = UInt64(droppedSamples) / UInt64(AudioFormat.frameSamples)
         stats.framesDroppedSlowCallback = parts.delivery.queue.droppedFrames
         stats.framesSkippedByServer = feeds.reduce(0) { $0 + $1.skippedFrameCount }
+        stats.serverZeroCycles = feeds.reduce(0) { $0 + $1.zeroCycleCount }
         stats.bitrate = settings.requestedBitrate
         stats.backend = activeBackend
         for feed in feeds where feed.isCapturing {

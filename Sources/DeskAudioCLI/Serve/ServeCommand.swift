@@ -81,6 +81,8 @@ struct ServeCommand: ParsableCommand {
             if dropped > 0 { line += "  dropped for all \(dropped)" }
             let skipped = monitor.stats.framesSkippedByServer
             if skipped > 0 { line += "  skipped by the server \(skipped)" }
+            let zeroCycles = monitor.stats.serverZeroCycles
+            if zeroCycles > 0 { line += "  zero cycles from the server \(zeroCycles)" }
             return [line] + clients.connected.map(Self.describe)
         }
         try? service.enable(mic: false, app: false)
@@ -88,6 +90,8 @@ struct ServeCommand: ParsableCommand {
         // Audio lost before it reached the library (its threads were not run in time).
         let skipped = service.stats().framesSkippedByServer
         if skipped > 0 { print("\(skipped) frames' worth skipped by the server (played as silence)") }
+        let zeroCycles = service.stats().serverZeroCycles
+        if zeroCycles > 0 { print("\(zeroCycles) graph cycles of zeros alone inside the sound (passed on as they came)") }
         for client in clients.all { print(Self.describe(client)) }
         if clients.framesDroppedForAll > 0 {
             print("dropped for every client (the server fell behind): \(clients.framesDroppedForAll) frames")

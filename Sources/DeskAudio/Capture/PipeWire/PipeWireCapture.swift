@@ -32,6 +32,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     // Data thread only (or while no stream runs).
     private var cycleWatch = PipeWireCycleWatch()
     private let skipHold = PipeWireSkipHold()
+    private var zeroCycleWatch = PipeWireZeroCycleWatch()
     // The graph's position (spa_io_position), as the stream was last told: its address bits.
     private let position = Atomic<UInt>(0)
 
@@ -139,6 +140,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         if let stream { pw_stream_destroy(stream) }
         stream = nil
         skipHold.reset()
+        zeroCycleWatch.reset()
         connection.unlock()
         linkWatch = nil
         listenerStorage = nil
@@ -368,6 +370,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
                             ticks: time.ticks, durationTicks: live ?? length,
                             rate: (time.rate.num, time.rate.denom), nowNs: time.now)
                     }
+                    if zeroCycleWatch.take(samples, skipped: skipped) { feed.countZeroCycle() }
                     skipHold.take(
                         samples, channels: feed.ring.channels, timeNs: timed ? UInt64(max(firstSampleNs, 0)) : nil,
                         skipped: skipped, position: time.ticks,
