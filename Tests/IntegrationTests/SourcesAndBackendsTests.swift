@@ -19,7 +19,7 @@ func capture(mic: Bool, app: Bool, play: () throws -> Void) throws -> FrameColle
     try play()
     Thread.sleep(forTimeInterval: 0.3)
     collector.serverSkips = serverSkips() - skipsBefore
-    if collector.serverSkips > 0 { print("measured: the server skipped \(collector.serverSkips) frames' worth during this capture") }
+    if collector.serverSkips > 0 { print("measured: the server made \(collector.serverSkips) gaps during this capture (frames' worth skipped, cycles of zeros)") }
     return collector
 }
 

@@ -17,8 +17,8 @@ final class FrameCollector: @unchecked Sendable {
     /// Seconds to block inside the callback after receiving the frame with this index
     /// (0-based), as a slow host would. Set before capture starts.
     var stalls: [Int: Double] = [:]
-    /// 10 ms frames' worth of audio the server moved past without the capture while it ran
-    /// (deskaudio_stats.frames_skipped_by_server; set by capture(mic:app:play:)).
+    /// The gaps the server made in the capture's audio while it ran (`serverSkips()`: frames'
+    /// worth it moved past without the capture, cycles of zeros; set by capture(mic:app:play:)).
     var serverSkips: UInt64 = 0
 
     /// The user_data pointer for set_audio_callback (unretained: keep the collector alive).
