@@ -78,8 +78,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 periodSamples = pipeWireQuantum ?? periodSamples
             } else {
                 // The first reads wait for the first answer (`readAvailable`), then go at once.
-                serverTiming = PulseRecordTiming(channels: layout.channels) { [unowned self] in
-                    self.readAvailable(self.stream)
+                serverTiming = PulseRecordTiming(channels: layout.channels) { [unowned self] stream in
+                    self.readAvailable(stream)
                 }
             }
             resolveTarget()

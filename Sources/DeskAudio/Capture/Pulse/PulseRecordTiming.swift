@@ -23,7 +23,7 @@ final class PulseRecordTiming {
     static let longestRoundTripNs: UInt64 = 1_000_000
 
     private let channels: Int
-    private let onFirstMark: () -> Void
+    private let onFirstMark: (OpaquePointer?) -> Void
     private var askedAtNs: UInt64 = 0
     private var takenAtNs: UInt64?
     private var asking = false
@@ -31,8 +31,9 @@ final class PulseRecordTiming {
     private var mark: ClockEstimator.Line?
 
     /// Timing for a stream of `channels` 32-bit float channels; `onFirstMark` runs (on the
-    /// main loop thread) when the first answer is taken, so reads held back for it can go.
-    init(channels: Int, onFirstMark: @escaping () -> Void = {}) {
+    /// main loop thread, with the stream answered for) when the first answer is taken, so
+    /// reads held back for it can go.
+    init(channels: Int, onFirstMark: @escaping (OpaquePointer?) -> Void = { _ in }) {
         self.channels = max(channels, 1)
         self.onFirstMark = onFirstMark
     }
@@ -91,6 +92,6 @@ final class PulseRecordTiming {
             wallClockOffsetNs: Double(wall.tv_sec) * 1e9 + Double(wall.tv_nsec) - Double(nowNs))
         let first = takenAtNs == nil
         takenAtNs = nowNs
-        if first { onFirstMark() }
+        if first { onFirstMark(stream) }
     }
 }
