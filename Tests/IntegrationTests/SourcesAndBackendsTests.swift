@@ -12,14 +12,18 @@ func capture(mic: Bool, app: Bool, play: () throws -> Void) throws -> FrameColle
         _ = enable_audio(false, false)
         set_audio_callback(nil, nil)
     }
-    let skipsBefore = serverSkips()
+    let gapsBefore = serverGaps()
     let status = enable_audio(mic, app)
     #expect(status == deskaudio_status.DESKAUDIO_OK.rawValue, "\(String(cString: deskaudio_last_error()!))")
     #expect(waitUntil(seconds: 3) { collector.count >= 10 }, "frames flow within 3 s")
     try play()
     Thread.sleep(forTimeInterval: 0.3)
-    collector.serverSkips = serverSkips() - skipsBefore
-    if collector.serverSkips > 0 { print("measured: the server made \(collector.serverSkips) gaps during this capture (frames' worth skipped, cycles of zeros)") }
+    let gaps = serverGaps()
+    let (skipped, zeroCycles) = (gaps.skippedFrames - gapsBefore.skippedFrames, gaps.zeroCycles - gapsBefore.zeroCycles)
+    collector.serverSkips = skipped + zeroCycles
+    if collector.serverSkips > 0 {
+        print("measured: the server made gaps during this capture: \(skipped) frames' worth skipped, \(zeroCycles) cycles of zeros")
+    }
     return collector
 }
 

@@ -42,9 +42,15 @@ func dumpForDiagnosis(_ samples: [Float], named name: String, sourceLocation: So
 /// PipeWire 0.3.65 gives one consumer of a monitor such a cycle now and then, which a tap of
 /// the same monitor mostly does not get).
 func serverSkips() -> UInt64 {
+    let gaps = serverGaps()
+    return gaps.skippedFrames + gaps.zeroCycles
+}
+
+/// The two kinds of `serverSkips()` apart, for messages.
+func serverGaps() -> (skippedFrames: UInt64, zeroCycles: UInt64) {
     var stats = deskaudio_stats()
     _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
-    return stats.frames_skipped_by_server + stats.server_zero_cycles
+    return (stats.frames_skipped_by_server, stats.server_zero_cycles)
 }
 
 /// Expects `tone` to be one unbroken 1 kHz tone of amplitude 0.5: its pitch within 2 %, its
