@@ -4,9 +4,9 @@
 /// where the buffer before it ended, one quantum later than its times say (until the server
 /// drops a cycle for that consumer), and other consumers of the same monitor mostly do not
 /// get it (docs/reliability.md, "Monitor consumers that get a cycle of zeros"). Nothing in the
-/// buffer tells it from a pause of one cycle in the sound, so it is counted (`SourceFeed`), not
-/// changed: the count tells a host or a test where a short silence came from the server. Data thread
-/// only; a value type with no allocation.
+/// buffer tells it from a pause of one cycle in the sound, so it is counted (`SourceFeed`),
+/// not changed: the count tells a host or a test where a short silence came from the server.
+/// Data thread only; a value type with no allocation.
 struct PipeWireZeroCycleWatch: Sendable {
     private enum Last: Sendable {
         /// A buffer of sound.
