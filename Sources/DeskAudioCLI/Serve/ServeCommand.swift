@@ -88,9 +88,10 @@ struct ServeCommand: ParsableCommand {
         try? service.enable(mic: false, app: false)
         service.setFrameHandler(nil)
         // Audio lost before it reached the library (its threads were not run in time).
-        let skipped = service.stats().framesSkippedByServer
+        let final = service.stats()
+        let skipped = final.framesSkippedByServer
         if skipped > 0 { print("\(skipped) frames' worth skipped by the server (played as silence)") }
-        let zeroCycles = service.stats().serverZeroCycles
+        let zeroCycles = final.serverZeroCycles
         if zeroCycles > 0 { print("\(zeroCycles) graph cycles of zeros alone inside the sound (passed on as they came)") }
         for client in clients.all { print(Self.describe(client)) }
         if clients.framesDroppedForAll > 0 {
