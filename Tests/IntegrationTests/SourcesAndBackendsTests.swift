@@ -19,10 +19,10 @@ func capture(mic: Bool, app: Bool, play: () throws -> Void) throws -> FrameColle
     try play()
     Thread.sleep(forTimeInterval: 0.3)
     let gaps = serverGaps()
-    let (skipped, zeroCycles) = (gaps.skippedFrames - gapsBefore.skippedFrames, gaps.zeroCycles - gapsBefore.zeroCycles)
-    collector.serverSkips = skipped + zeroCycles
+    collector.serverGaps = (gaps.skippedFrames - gapsBefore.skippedFrames, gaps.zeroCycles - gapsBefore.zeroCycles)
     if collector.serverSkips > 0 {
-        print("measured: the server made gaps during this capture: \(skipped) frames' worth skipped, \(zeroCycles) cycles of zeros")
+        print("measured: the server made gaps during this capture: \(collector.serverGaps.skippedFrames) frames' worth "
+            + "skipped, \(collector.serverGaps.zeroCycles) cycles of zeros")
     }
     return collector
 }

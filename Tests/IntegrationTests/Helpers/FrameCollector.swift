@@ -17,9 +17,11 @@ final class FrameCollector: @unchecked Sendable {
     /// Seconds to block inside the callback after receiving the frame with this index
     /// (0-based), as a slow host would. Set before capture starts.
     var stalls: [Int: Double] = [:]
-    /// The gaps the server made in the capture's audio while it ran (`serverSkips()`: frames'
-    /// worth it moved past without the capture, cycles of zeros; set by capture(mic:app:play:)).
-    var serverSkips: UInt64 = 0
+    /// The gaps the server made in the capture's audio while it ran, by kind (`serverGaps()`
+    /// over the capture; set by capture(mic:app:play:)).
+    var serverGaps: (skippedFrames: UInt64, zeroCycles: UInt64) = (0, 0)
+    /// Those gaps in all: frames' worth skipped and cycles of zeros (`serverSkips()`).
+    var serverSkips: UInt64 { serverGaps.skippedFrames + serverGaps.zeroCycles }
 
     /// The user_data pointer for set_audio_callback (unretained: keep the collector alive).
     var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
