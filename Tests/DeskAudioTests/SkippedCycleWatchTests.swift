@@ -80,7 +80,7 @@ import Testing
         // 64-sample cycle, 1.3 ms, is found; the threshold is 0.67 ms, parts four reads long,
         // so it is found within the fifth 256-sample part after the skip's (27 ms).
         var quick = SkippedCycleWatch()
-        #expect(quick.stepThresholdNs == SkippedCycleWatch.largestStepThresholdNs)
+        #expect(quick.stepThresholdNs == TimingPolicy.standard.skipStepLargestNs)
         quick.readSamples = 64
         #expect(abs(quick.stepThresholdNs - 666_667) < 1)
         #expect(quick.partSamples == 256)
@@ -96,12 +96,12 @@ import Testing
         var slow = SkippedCycleWatch()
         slow.readSamples = 480
         #expect(Self.feed(&slow, estimator, from: start, to: start + 20 * Self.part, lateNs: 1_333_333, lateFrom: start) == nil)
-        #expect(slow.stepThresholdNs == SkippedCycleWatch.largestStepThresholdNs)
+        #expect(slow.stepThresholdNs == TimingPolicy.standard.skipStepLargestNs)
         #expect(slow.partSamples == Self.part)
         // Every 16 samples: no lower than the least threshold, nor the shortest part.
         var fine = SkippedCycleWatch()
         fine.readSamples = 16
-        #expect(fine.stepThresholdNs == SkippedCycleWatch.smallestStepThresholdNs)
+        #expect(fine.stepThresholdNs == TimingPolicy.standard.skipStepSmallestNs)
         #expect(fine.partSamples == SkippedCycleWatch.shortestPartSamples)
     }
 

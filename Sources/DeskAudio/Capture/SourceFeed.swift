@@ -87,19 +87,17 @@ final class SourceFeed: @unchecked Sendable {
 
     /// Server thread: `samples` (per channel) went by in the server's graph without reaching
     /// the stream (its thread was not run in time): queues as much silence, up to
-    /// `longestSkipFilled`, so the frames after it keep their place on the timeline, and
+    /// `TimingPolicy.standard.longestSkipFilledSamples`, so the frames after it keep their place on the timeline, and
     /// counts it. (A longer skip, a process stopped for a while, is left to the capture
     /// clock, which starts its line again.)
     func writeSkipped(samples: Int) {
         guard !refusing.load(ordering: .relaxed) else { return }
-        ring.writeSilence(floats: min(samples, SourceFeed.longestSkipFilled) * ring.channels)
+        ring.writeSilence(floats: min(samples, TimingPolicy.standard.longestSkipFilledSamples) * ring.channels)
         skipped.add(UInt64(samples), ordering: .relaxed)
         let frame = AudioFormat.frameSamples
         skippedFrames.add(UInt64((samples + frame - 1) / frame), ordering: .relaxed)
     }
 
-    /// The longest skip filled with silence: 0.25 s, half the ring.
-    static let longestSkipFilled = AudioFormat.sampleRate / 4
 
     /// Samples per channel the server's graph moved past without this stream, since creation.
     var skippedSamples: UInt64 { skipped.load(ordering: .relaxed) }

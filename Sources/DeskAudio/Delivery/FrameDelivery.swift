@@ -15,13 +15,15 @@ final class FrameDelivery: @unchecked Sendable {
     private let handler = HandlerSlot<Handler?>(nil)
     private let halted = Atomic<Bool>(false)
     private let stats: StatsBoard
+    private let clock: LibraryClock
     private var latency = LatencyWindow()
     private var thread: pthread_t?
     private let frame: UnsafeMutableRawBufferPointer
 
-    /// A stopped delivery that publishes the callback latency to `stats`.
-    init(stats: StatsBoard) {
+    /// A stopped delivery that publishes the callback latency, on `clock`, to `stats`.
+    init(stats: StatsBoard, clock: LibraryClock) {
         self.stats = stats
+        self.clock = clock
         frame = .allocate(byteCount: AudioFrameWriter.maxFrameBytes, alignment: 8)
     }
 
@@ -55,30 +57,46 @@ final class FrameDelivery: @unchecked Sendable {
         thread = try startLibraryThread(named: "deskaudio-deliver") { [self] in run() }
     }
 
+    /// Empties the queue for a caller that delivers itself (`deliverQueued`), with no thread.
+    func startStepped() {
+        precondition(thread == nil, "delivery started twice")
+        queue.reopen()
+        resume()
+    }
+
+    /// Stepped: hands every queued frame to the handler on the calling thread, in order.
+    func deliverQueued() {
+        precondition(thread == nil, "the delivery thread delivers")
+        while let length = queue.pop(into: frame, waiting: false) { deliver(length) }
+    }
+
     /// Stops the delivery thread after the handler call in progress, if any, and waits for
     /// it; frames still queued are dropped. Must not be called on the delivery thread.
     func stop() {
-        guard let thread else { return }
         queue.close()
+        guard let thread else { return }
         pthread_join(thread, nil)
         self.thread = nil
     }
 
     private func run() {
-        while let length = queue.pop(into: frame) {
-            // The frame was complete when its last sample arrived: its capture time (that
-            // of its first sample) plus its duration.
-            let captureTimeNs = UInt64(
-                littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.captureTime, as: UInt64.self))
-            let frameSamples = UInt16(
-                littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.frameSamples, as: UInt16.self))
-            let completedNs = captureTimeNs &+ MonotonicClock.nanoseconds(ofSamples: UInt64(frameSamples))
-            let now = MonotonicClock.nowNs()
-            if let window = latency.add(now > completedNs ? now - completedNs : 0) {
-                stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)
-            }
-            if halted.load(ordering: .acquiring) { continue }
-            handler.call { $0?(UnsafeRawBufferPointer(rebasing: frame[0..<length])) }
+        while let length = queue.pop(into: frame) { deliver(length) }
+    }
+
+    // Hands the frame of `length` bytes in `frame` to the handler, after its latency is counted.
+    private func deliver(_ length: Int) {
+        // The frame was complete when its last sample arrived: its capture time (that
+        // of its first sample) plus its duration.
+        let captureTimeNs = UInt64(
+            littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.captureTime, as: UInt64.self))
+        let frameSamples = UInt16(
+            littleEndian: frame.loadUnaligned(fromByteOffset: AudioFrameHeader.Offset.frameSamples, as: UInt16.self))
+        let completedNs = captureTimeNs &+ MonotonicClock.nanoseconds(ofSamples: UInt64(frameSamples))
+        let now = clock.nowNs()
+        if let window = latency.add(now > completedNs ? now - completedNs : 0) {
+            stats.publishLatency(meanNs: window.meanNs, maxNs: window.maxNs)
         }
+        if halted.load(ordering: .acquiring) { return }
+        handler.call { $0?(UnsafeRawBufferPointer(rebasing: frame[0..<length])) }
     }
 }

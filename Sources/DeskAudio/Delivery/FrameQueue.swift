@@ -66,14 +66,15 @@ final class FrameQueue: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Delivery thread: waits for the oldest frame and copies it into `buffer` (at least
-    /// AudioFrameWriter.maxFrameBytes), setting the after-loss flag if frames were dropped
-    /// since the last pop. Returns its length, or nil once closed.
-    func pop(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    /// Delivery thread: waits for the oldest frame (unless `waiting` is false: then nil when
+    /// none is queued) and copies it into `buffer` (at least AudioFrameWriter.maxFrameBytes),
+    /// setting the after-loss flag if frames were dropped since the last pop. Returns its
+    /// length, or nil once closed.
+    func pop(into buffer: UnsafeMutableRawBufferPointer, waiting: Bool = true) -> Int? {
         lock.lock()
         defer { lock.unlock() }
-        while count == 0 && !closed { pthread_cond_wait(nonEmpty, lock.raw) }
-        guard !closed else { return nil }
+        while waiting && count == 0 && !closed { pthread_cond_wait(nonEmpty, lock.raw) }
+        guard !closed, count > 0 else { return nil }
         let length = lengths[head]
         buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: slot(head)[0..<length]))
         if dropsSinceLastPop {

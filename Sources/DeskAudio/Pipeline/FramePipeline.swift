@@ -41,7 +41,7 @@ public final class FramePipeline {
     // length and capture time (the next one's time must follow from them).
     private var lastSentOnClock: (sampleClock: UInt64, samples: Int, timeNs: UInt64)?
     // The sample clock where the times' line last started (the caller said so, a break, the
-    // start): the line locks for `lockingSamples` from there.
+    // start): the line locks for `TimingPolicy.standard.lockingSamples` from there.
     private var lineStartSample: UInt64 = 0
     private var frameSources: AudioFrameHeader.Flags = []
 
@@ -72,9 +72,9 @@ public final class FramePipeline {
     /// those times are on a clock mapping other than the last chunk's (it started again), so
     /// the next frame sent carries the time-step flag. `onServerClock`: the times are on a
     /// server clock's line, which frames of a continuous run follow to the nanosecond: a frame
-    /// whose time moved more than `timeStepToleranceNs` against the last one's (its time plus
+    /// whose time moved more than `TimingPolicy.standard.frameStepToleranceNs` against the last one's (its time plus
     /// its length, at this chunk's rate) carries the flag too, whatever moved it (while the
-    /// line locks, `lockingTimeStepToleranceNs`). `lineStarted`: the line locks from this
+    /// line locks, `TimingPolicy.standard.lockingFrameStepToleranceNs`). `lineStarted`: the line locks from this
     /// chunk on (the first times of a clock, or of another clock); a relock of a running line
     /// is no new lock, and its moves are flagged as any. `deliver` gets each AudioFrame (header +
     /// Opus packet), valid only during the call, in order. A frame's flags name every source
@@ -99,15 +99,6 @@ public final class FramePipeline {
 
     /// Nanoseconds one sample lasts at 48 kHz.
     public static let nominalNanosecondsPerSample = 1e9 / Double(AudioFormat.sampleRate)
-    /// How far (ns) a frame's capture time may stray from the last frame's plus its length,
-    /// on a server clock, without the time-step flag: 0.05 ms ...
-    public static let timeStepToleranceNs = 50_000.0
-    /// ... and 0.5 ms for `lockingSamples` (2 s) after the line started, while the server
-    /// clock's loop locks (through the PulseAudio API it moves frames by 0.05-0.17 ms then,
-    /// which is no step).
-    public static let lockingTimeStepToleranceNs = 500_000.0
-    /// Samples after the times' line started during which it locks.
-    public static let lockingSamples = UInt64(2 * AudioFormat.sampleRate)
 
     // Where the chunk that completes a frame ends, and how its times were found.
     private struct ChunkEnd {
@@ -205,8 +196,8 @@ public final class FramePipeline {
             last.sampleClock + UInt64(last.samples) == sampleClock
         else { return false }
         let expected = Double(last.timeNs) + Double(last.samples) * chunkEnd.nanosecondsPerSample
-        let locking = sampleClock - min(sampleClock, lineStartSample) < FramePipeline.lockingSamples
+        let locking = sampleClock - min(sampleClock, lineStartSample) < TimingPolicy.standard.lockingSamples
         return abs(Double(timeNs) - expected)
-            > (locking ? FramePipeline.lockingTimeStepToleranceNs : FramePipeline.timeStepToleranceNs)
+            > (locking ? TimingPolicy.standard.lockingFrameStepToleranceNs : TimingPolicy.standard.frameStepToleranceNs)
     }
 }

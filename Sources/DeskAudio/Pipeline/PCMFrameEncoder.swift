@@ -36,7 +36,7 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         endTimeNs: UInt64 = 0, deliver: (UnsafeRawBufferPointer) -> Void
     ) throws(DeskAudioError) -> Int {
         try state.withLock { state throws(DeskAudioError) in
-            let end = endTimeNs == 0 ? MonotonicClock.nowNs() : endTimeNs
+            let end = endTimeNs == 0 ? LibraryClock.system.nowNs() : endTimeNs
             let frameBytes = format.bytes * Int(channels)
             var taken = 0
             repeat {

@@ -140,7 +140,7 @@ public final class FramePlayer: @unchecked Sendable {
     @discardableResult
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(DeskAudioError) -> Bool {
         _ = try JitterBuffer.playableFrame(bytes)
-        guard inbox.put(bytes, arrivalNs: MonotonicClock.nowNs()) else { return false }
+        guard inbox.put(bytes, arrivalNs: LibraryClock.system.nowNs()) else { return false }
         fed.add(1, ordering: .relaxed)
         return true
     }
@@ -158,7 +158,7 @@ public final class FramePlayer: @unchecked Sendable {
     /// The player's real-time thread: fills `output` (interleaved stereo) from the jitter
     /// buffer, 10 ms pulled at a time; what a pull leaves over plays first next time.
     func render(into output: UnsafeMutableBufferPointer<Float>) {
-        let now = MonotonicClock.nowNs()
+        let now = LibraryClock.system.nowNs()
         // The output was paused (nothing recorded): what the buffer held is old news, and
         // what waits in the inbox plays from the target delay behind the newest.
         if lastRenderNs != 0 && now &- lastRenderNs > FramePlayer.pauseNs {

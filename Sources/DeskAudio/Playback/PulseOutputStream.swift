@@ -38,7 +38,7 @@ final class PulseOutputStream: FrameOutput {
     deinit { stop() }
 
     func start(timeoutMs: Int) throws(DeskAudioError) {
-        let deadline = MonotonicClock.deadline(afterMilliseconds: timeoutMs)
+        let deadline = LibraryClock.system.deadline(afterMilliseconds: timeoutMs)
         let newConnection = try PulseConnection(deadline: deadline)
         connection = newConnection
         try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
@@ -72,7 +72,7 @@ final class PulseOutputStream: FrameOutput {
             pulse.pa_stream_unref(stream)
         }
         stream = nil
-        let deadline = MonotonicClock.deadline(afterMilliseconds: 1000)
+        let deadline = LibraryClock.system.deadline(afterMilliseconds: 1000)
         for module in modules.reversed() { PulseNullSink.unload(module, on: connection, deadline: deadline) }
         modules = []
         connection.unlock()

@@ -66,7 +66,7 @@ public final class RTPPacketizer {
         var realtime = timespec()
         clock_gettime(CLOCK_REALTIME, &realtime)
         let realtimeNs = Int64(realtime.tv_sec) * 1_000_000_000 + Int64(realtime.tv_nsec)
-        realtimeOffsetNs = realtimeNs - Int64(MonotonicClock.nowNs())
+        realtimeOffsetNs = realtimeNs - Int64(LibraryClock.system.nowNs())
     }
 
     /// Declares the stream's format before the first packet, for an SDP written before any

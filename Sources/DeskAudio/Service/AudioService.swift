@@ -32,9 +32,10 @@ public final class AudioService: @unchecked Sendable {
         self.init(backends: .system)
     }
 
-    /// A stopped service with default settings on `backends` (the tests give fakes).
-    init(backends: BackendSet) {
-        parts = CaptureParts(backends: backends, settings: settings, notices: notices)
+    /// A stopped service with default settings on `backends` (the tests give fakes), on
+    /// `clock`, its worker, delivery and supervisor run as `driving` says.
+    init(backends: BackendSet, clock: LibraryClock = .system, driving: CaptureDriving = .threads) {
+        parts = CaptureParts(backends: backends, settings: settings, notices: notices, clock: clock, driving: driving)
         // The supervisor's check never waits for the lock: a stop holding it joins that thread.
         let box = WeakBox<LockedValue<CaptureControl>>()
         let supervisor = SourceSupervisor { _ = box.value?.tryWithLock { $0.reopenFailedSources() } }
@@ -315,6 +316,17 @@ public final class AudioService: @unchecked Sendable {
     /// with the current encoder settings.
     public func encoderLookahead() throws(DeskAudioError) -> Int32 {
         try control.withLock { control throws(DeskAudioError) in try control.preparedPipeline().encoder.lookahead }
+    }
+
+    /// Stepped service (`CaptureDriving.stepped`): frames what the sources' rings hold and
+    /// hands the frames to the frame handler, on the calling thread, before it returns.
+    func step() {
+        control.withLock { $0.step() }
+    }
+
+    /// Stepped service: the supervisor's check, now (reopens streams dropped or no longer fed).
+    func supervise() {
+        control.withLock { $0.reopenFailedSources() }
     }
 
     // Frame handler thread: no more handler calls after this one; a thread of the library's

@@ -74,7 +74,7 @@ final class CaptureControl {
         supervisor.stop()
         for source in sources { remove(source) }
         worker?.stop()
-        if worker != nil { stoppedAtNs = MonotonicClock.nowNs() }
+        if worker != nil { stoppedAtNs = parts.clock.nowNs() }
         parts.hostInput.reset()
         worker = nil
         parts.backendChoice.inUse.value = nil
@@ -84,6 +84,9 @@ final class CaptureControl {
 
     /// True while the worker runs (capture, or host audio alone).
     var isRunning: Bool { worker != nil }
+
+    /// Stepped (`CaptureDriving.stepped`): the worker's round, on the calling thread.
+    func step() { worker?.step() }
 
     /// The layout the pipeline encodes (stereo before there is one).
     var preparedLayout: ChannelLayout { pipeline?.encoder.layout ?? .stereo }
@@ -136,15 +139,16 @@ final class CaptureControl {
         if let worker { return worker }
         let pipeline = try preparedPipeline()
         if let stoppedAtNs {
-            let paused = AudioFormat.samples(inNanoseconds: MonotonicClock.nowNs() &- stoppedAtNs)
+            let paused = AudioFormat.samples(inNanoseconds: parts.clock.nowNs() &- stoppedAtNs)
             pipeline.markDiscontinuity(skippedSamples: paused)
         }
         let worker = CaptureWorker(
             slots: parts.slots, hostRing: parts.hostInput.ring, wake: parts.wake, pipeline: pipeline,
-            delivery: parts.delivery, settings: parts.settings, mixer: parts.mixer, stats: parts.statsBoard)
+            delivery: parts.delivery, settings: parts.settings, mixer: parts.mixer, stats: parts.statsBoard,
+            clock: parts.clock, driving: parts.driving)
         try worker.start()
         do throws(DeskAudioError) {
-            try supervisor.start()
+            if parts.driving == .threads { try supervisor.start() }
         } catch {
             worker.stop()
             throw error
@@ -179,7 +183,7 @@ final class CaptureControl {
 
     private func reopenIfFailed(_ source: CaptureSource) {
         guard let stream = source.stream, let worker else { return }
-        let now = MonotonicClock.nowNs()
+        let now = parts.clock.nowNs()
         let notices = parts.notices
         if !stream.hasFailed && !source.needsReopen {
             let waitedMs = source.stall.patienceNs / MonotonicClock.nanosecondsPerMillisecond  // before isStalled moves it on
@@ -204,7 +208,7 @@ final class CaptureControl {
             source.needsReopen = false
         } catch {
             notices.log(.debug, "\(source.role.name): reconnect failed: \(error.message)")
-            source.retry.failed(at: MonotonicClock.nowNs())  // the stopped stream stays, to be retried
+            source.retry.failed(at: parts.clock.nowNs())  // the stopped stream stays, to be retried
         }
     }
 
@@ -245,7 +249,7 @@ final class CaptureControl {
         }
         parts.backendChoice.inUse.value = kind
         source.stream = stream
-        source.stall.restart(count: feed.writeCount, at: MonotonicClock.nowNs())
+        source.stall.restart(count: feed.writeCount, at: parts.clock.nowNs())
         feed.isCapturing = true
         parts.slots.activate(source.slot)
         parts.notices.post(.connected, "\(feed.name): \(target) via \(kind.rawValue)")

@@ -24,15 +24,33 @@ struct CaptureParts {
     let delivery: FrameDelivery
     /// Whether app audio creates a virtual sink on a server that has none.
     let ensuresSink = LockedValue(false)
+    /// Where every "now" of the capture comes from.
+    let clock: LibraryClock
+    /// Who runs the worker, the delivery and the supervisor.
+    let driving: CaptureDriving
 
-    /// The parts of a new capture on `backends`.
-    init(backends: BackendSet, settings: EncoderSettings, notices: NoticeBoard) {
+    /// The parts of a new capture on `backends`, on `clock`, run as `driving` says.
+    init(
+        backends: BackendSet, settings: EncoderSettings, notices: NoticeBoard, clock: LibraryClock = .system,
+        driving: CaptureDriving = .threads
+    ) {
         self.backends = backends
         self.settings = settings
         self.notices = notices
+        self.clock = clock
+        self.driving = driving
         slots = SourceSlots(notices: notices)
         let statsBoard = StatsBoard()
         self.statsBoard = statsBoard
-        delivery = FrameDelivery(stats: statsBoard)
+        delivery = FrameDelivery(stats: statsBoard, clock: clock)
     }
+}
+
+/// Who runs a capture's worker, delivery and supervisor.
+enum CaptureDriving: Sendable {
+    /// The library's own threads (every host).
+    case threads
+    /// The caller, one step at a time (`AudioService.step()`, `supervise()`): a scenario test
+    /// on a virtual clock, where each step's result is exact.
+    case stepped
 }

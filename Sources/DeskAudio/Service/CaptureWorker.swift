@@ -15,6 +15,8 @@ final class CaptureWorker: @unchecked Sendable {
     private let settings: EncoderSettings
     private let mixer: SourceMixer
     private let stats: StatsBoard
+    private let clock: LibraryClock
+    private let driving: CaptureDriving
     /// Set when a source was reopened after a failure: the next audio follows a gap.
     let gapPending = Atomic<Bool>(false)
     private var lastChunkEndNs: UInt64?
@@ -31,7 +33,7 @@ final class CaptureWorker: @unchecked Sendable {
     init(
         slots: SourceSlots, hostRing: SampleRing, wake: WakeSignal,
         pipeline: FramePipeline, delivery: FrameDelivery, settings: EncoderSettings, mixer: SourceMixer,
-        stats: StatsBoard
+        stats: StatsBoard, clock: LibraryClock, driving: CaptureDriving
     ) {
         self.slots = slots
         self.hostRing = hostRing
@@ -41,18 +43,24 @@ final class CaptureWorker: @unchecked Sendable {
         self.settings = settings
         self.mixer = mixer
         self.stats = stats
+        self.clock = clock
+        self.driving = driving
         thread = StoppableThread(wake: wake)
         chunk = .zeroed(4096)
     }
 
     deinit { chunk.deallocate() }
 
-    /// Starts the thread, and the delivery thread behind it.
+    /// Starts the thread, and the delivery thread behind it (stepped: neither; `step` runs both).
     func start() throws(DeskAudioError) {
         mixer.channels = pipeline.channels
         mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
         lastServerClock = nil
         lastMapping = nil
+        if driving == .stepped {
+            delivery.startStepped()
+            return
+        }
         try delivery.start()
         do throws(DeskAudioError) {
             try thread.start(named: "deskaudio-work") { [self] in run() }
@@ -66,9 +74,17 @@ final class CaptureWorker: @unchecked Sendable {
     /// in progress when this returns. Frames not yet delivered are dropped. Must not be
     /// called on either thread.
     func stop() {
-        guard thread.isRunning else { return }
+        guard thread.isRunning || driving == .stepped else { return }
         thread.stop()
         delivery.stop()
+    }
+
+    /// Stepped: frames everything the rings hold and hands the frames to the host, on the
+    /// calling thread.
+    func step() {
+        precondition(driving == .stepped, "the worker's thread drains")
+        drain()
+        delivery.deliverQueued()
     }
 
     private func run() {
@@ -195,7 +211,7 @@ final class CaptureWorker: @unchecked Sendable {
         let waiting = inputs.mostFloatsWaiting
         let laterNs = MonotonicClock.nanoseconds(ofSamples: UInt64(waiting / mixer.channels))
         return CaptureClock(
-            sampleClock: endSample, timeNs: MonotonicClock.nowNs() &- laterNs,
+            sampleClock: endSample, timeNs: clock.nowNs() &- laterNs,
             nanosecondsPerSample: FramePipeline.nominalNanosecondsPerSample, rateErrorPPM: 0, jitterNs: 0, relocks: 0,
             origin: .arrival)
     }

@@ -26,13 +26,9 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     private var running = false
     private var periodSamples = FrameDuration.ms10.samples
     private var layout = ChannelLayout.stereo
-    // True for app audio: the stream reads a sink's monitor, which carries a graph cycle's
-    // audio in the next cycle. Set before the stream starts.
-    private var readsAMonitor = false
-    // Data thread only (or while no stream runs).
-    private var cycleWatch = PipeWireCycleWatch()
-    private let skipHold = PipeWireSkipHold()
-    private var zeroCycleWatch = PipeWireZeroCycleWatch()
+    // Places the buffers on the timeline (app audio reads a sink's monitor). Made before the
+    // stream starts; data thread only after that (or while no stream runs).
+    private var timing = PipeWireCycleTiming(readsMonitor: false)
     // The graph's position (spa_io_position), as the stream was last told: its address bits.
     private let position = Atomic<UInt>(0)
 
@@ -74,7 +70,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         throws(DeskAudioError)
     {
         precondition(connection == nil && hostMute == nil, "start called twice")
-        readsAMonitor = target.recordsASink
+        timing = PipeWireCycleTiming(readsMonitor: target.recordsASink)
         periodSamples = options.pipeWireQuantum ?? options.periodSamples
         layout = options.layout
         // The mute starts first, with no lock of this connection held: its start waits for
@@ -139,8 +135,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         virtualSink = nil
         if let stream { pw_stream_destroy(stream) }
         stream = nil
-        skipHold.reset()
-        zeroCycleWatch.reset()
+        timing.reset()
         connection.unlock()
         linkWatch = nil
         listenerStorage = nil
@@ -337,48 +332,22 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         connection?.signal()
     }
 
-    // PipeWire's data thread: copy out with the graph clock's time of the buffer's first
-    // sample, wake the worker, give the buffer back.
+    // PipeWire's data thread: translate the graph clock's account of the buffer, hand both
+    // to the timing, wake the worker, give the buffer back.
     private func processBuffer() {
         guard let stream else { return }
         var time = pw_time()
-        let timed =
-            pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0 && time.rate.denom > 0 && time.now > 0
-        let delayNs = timed ? Double(time.delay + Int64(time.buffered)) * 1e9 * Double(time.rate.num) / Double(time.rate.denom) : 0
-        let monitor = readsAMonitor
-        guard
-            PipeWireStereoInput.read(
-                stream,
-                { samples in
-                    // The cycle started at `now`; the device's samples are `delay` older. A
-                    // monitor hands over the sink's previous cycle: one quantum (this
-                    // buffer's length) older still (docs/capture.md, "Capture times").
-                    let length = UInt64(samples.count / max(feed.ring.channels, 1))
-                    let quantumNs = monitor ? MonotonicClock.nanoseconds(ofSamples: length) : 0
-                    let firstSampleNs = Double(time.now) - delayNs - Double(quantumNs)
-                    // Cycles missed before this buffer, from the graph position the stream
-                    // recorded as it took the buffer in (pw_time.ticks), not the live one: a
-                    // thread stalled between the two would read a later cycle's position for
-                    // this buffer and put the silence of the cycles missed after it before it.
-                    // The cycle's duration is the live position's (the same unless the
-                    // quantum changed during such a stall).
-                    var skipped = 0
-                    if timed {
-                        let live = UnsafeRawPointer(bitPattern: position.load(ordering: .acquiring))?
-                            .assumingMemoryBound(to: spa_io_position.self).pointee.clock.duration
-                        skipped = cycleWatch.skippedSamples(
-                            ticks: time.ticks, durationTicks: live ?? length,
-                            rate: (time.rate.num, time.rate.denom), nowNs: time.now)
-                    }
-                    if zeroCycleWatch.take(samples, skipped: skipped) { feed.countZeroCycle() }
-                    skipHold.take(
-                        samples, channels: feed.ring.channels, timeNs: timed ? UInt64(max(firstSampleNs, 0)) : nil,
-                        skipped: skipped, position: time.ticks,
-                        silence: { feed.writeSkipped(samples: $0) },
-                        audio: { feed.write($0, firstSampleTimeNs: $1) })
-                })
-        else { return }
-        if timed { feed.reportServerLatency(nanoseconds: Int64(delayNs)) }
+        var report = PipeWireCycleReport.untimed
+        if pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0 {
+            report = PipeWireCycleReport(
+                nowNs: time.now, delayTicks: time.delay + Int64(time.buffered), ticks: time.ticks,
+                rate: (time.rate.num, time.rate.denom),
+                cycleDurationTicks: UnsafeRawPointer(bitPattern: position.load(ordering: .acquiring))?
+                    .assumingMemoryBound(to: spa_io_position.self).pointee.clock.duration)
+        }
+        guard PipeWireStereoInput.read(stream, { samples in timing.take(samples, report: report, into: feed) }) else {
+            return
+        }
         wake.signal(ringHolding: feed.ring.availableFloats)
     }
 }

@@ -61,7 +61,7 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     /// Connects, starts the clock on the default sink's monitor and a tap for each selected
     /// stream playing now, and follows streams and the default sink from then on.
     func start(timeoutMs: Int = 3000) throws(DeskAudioError) {
-        let deadline = MonotonicClock.deadline(afterMilliseconds: timeoutMs)
+        let deadline = LibraryClock.system.deadline(afterMilliseconds: timeoutMs)
         let connection = try PulseConnection(deadline: deadline)
         self.connection = connection
         try connection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in

@@ -67,7 +67,7 @@ final class PulseBackend: CaptureBackend {
 
     /// Runs `body` on a connection of its own, main loop lock held, within 3 s.
     private func query<T>(_ body: (PulseConnection, UInt64) throws(DeskAudioError) -> T) throws(DeskAudioError) -> T {
-        let deadline = MonotonicClock.nowNs() + 3_000_000_000
+        let deadline = LibraryClock.system.nowNs() + 3_000_000_000
         let connection = try PulseConnection(deadline: deadline)
         connection.lock()
         defer { connection.unlock() }

@@ -35,8 +35,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     // On plain PulseAudio: when the stream's samples sounded, from the server's snapshots.
     // Nil on pipewire-pulse, whose capture times are worked back from arrivals.
     private var serverTiming: PulseRecordTiming?
-    // Samples per channel read from the stream (holes included) since it started.
-    private var streamPosition: Int64 = 0
+    // Places the reads on the timeline and writes them into the feed.
+    private var readTiming: PulseReadTiming
     // On pipewire-pulse: the transport latency of its timing updates, less the stalls.
     private var transportFloor = PulseTransportFloor()
 
@@ -53,6 +53,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         pipeWireQuantum: Int? = nil, layout: ChannelLayout = .stereo, onStop: (() -> Void)? = nil
     ) {
         self.layout = layout
+        readTiming = PulseReadTiming(channels: layout.channels)
         self.feed = feed
         self.wake = wake
         self.periodSamples = periodSamples
@@ -65,7 +66,7 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     /// Connects, resolves the device for `target` through the server, and starts recording.
     func start(_ target: CaptureTarget, timeoutMs: Int = 3000) throws(DeskAudioError) {
         precondition(connection == nil, "start called twice")
-        let deadline = MonotonicClock.deadline(afterMilliseconds: timeoutMs)
+        let deadline = LibraryClock.system.deadline(afterMilliseconds: timeoutMs)
         // pipewire-pulse does not make a client's quantum smaller than its pulse.min.quantum
         // and pulse.min.frag, unless the client's own properties say so.
         let quantum = pipeWireQuantum.map { "\($0)/\(AudioFormat.sampleRate)" }
@@ -298,58 +299,30 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 connection?.context, pulse.pa_stream_get_index(stream), newDevice, nil, nil))
     }
 
-    /// Bytes of a new stream's audio held back, at most, for the server's first timing
-    /// answer (an answer whose round trip took over 1 ms is not taken, and under load a few
-    /// may not be): 50 ms. Past that the audio is read, stamped from its arrival, and the
-    /// frame where the server's times take over carries TIME_STEP.
-    static func firstMarkHoldBytes(_ layout: ChannelLayout) -> Int {
-        AudioFormat.sampleRate / 20 * layout.channels * MemoryLayout<Float>.size
-    }
-
-    // Main loop thread: copy everything readable into the ring, with the time its first
-    // sample sounded, and wake the worker.
+    // Main loop thread: translate libpulse's account of the read for the timing, copy
+    // everything readable through it into the ring, and wake the worker.
     private func readAvailable(_ stream: OpaquePointer?) {
-        var sampleTimeNs: Int64?
-        var timeSource = StreamClock.Source.serverClock
+        let readable = pulse.pa_stream_readable_size(stream)
         if let serverTiming {
             // Plain PulseAudio: from the server's last snapshot, once per snapshot.
-            serverTiming.refresh(stream: stream, nowNs: MonotonicClock.nowNs())
-            if let mark = serverTiming.takeMark() {
-                sampleTimeNs = Int64(mark.timeNs(ofPosition: streamPosition))
-            } else if !serverTiming.hasMarked, pulse.pa_stream_readable_size(stream) < Self.firstMarkHoldBytes(layout) {
-                // A new stream's audio stays in its buffer until the server's first snapshot
-                // places it (one round trip, 85 µs at p50 here): read before it, the first frame
-                // was stamped from its arrival, up to 10 ms off, and the next one, on the
-                // server's clock, carried TIME_STEP (2 of 2 clean-clone runs of the suites).
-                return
-            }
+            serverTiming.refresh(stream: stream, nowNs: LibraryClock.system.nowNs())
+            guard
+                readTiming.beginServerClockRead(
+                    mark: serverTiming.takeMark(), hasMarked: serverTiming.hasMarked, readableBytes: readable)
+            else { return }
         } else {
-            // pipewire-pulse: the newest readable sample arrived now, after the transport's
-            // latency (it reports no source latency for a monitor, and hands a monitor each
-            // cycle as it is played). An arrival is never early, only late (the server may
-            // also keep part of a cycle back until a whole fragment is ready): the clock keeps
-            // the earliest.
-            let now = MonotonicClock.nowNs()
-            let readable = UInt64(max(pulse.pa_stream_readable_size(stream), 0))
-            let bufferedSamples = readable / UInt64(MemoryLayout<Float>.size * max(feed.ring.channels, 1))
+            // pipewire-pulse reports no source latency for a monitor, and hands a monitor each
+            // cycle as it is played; the server may keep part of a cycle back until a whole
+            // fragment is ready.
             var pathNs: UInt64 = 0
             if let info = pulse.pa_stream_get_timing_info(stream) {
                 pathNs = (info.pointee.source_usec + transportFloor.transportUsec(of: info.pointee)) * 1000
             }
-            sampleTimeNs = Int64(bitPattern: now &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
-            timeSource = .arrival(readSamples: periodSamples, arrivedAtNs: now)
+            readTiming.beginArrivalRead(
+                nowNs: LibraryClock.system.nowNs(), readableBytes: readable, pathNs: pathNs, readSamples: periodSamples)
         }
-        // A hole (no samples) is skipped: the worker's clock follows the audio, and the time
-        // reported for the audio after it moves on by the hole.
-        let channels = max(feed.ring.channels, 1)
         PulseConnection.readFragments(of: stream) { samples, floats in
-            streamPosition += Int64(floats / channels)
-            if let samples {
-                feed.write(samples, firstSampleTimeNs: sampleTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: timeSource)
-                sampleTimeNs = nil  // one report per read is enough for the clock
-            } else if let time = sampleTimeNs {
-                sampleTimeNs = time + Int64(MonotonicClock.nanoseconds(ofSamples: UInt64(floats / channels)))
-            }
+            readTiming.take(samples, floats: floats, into: feed)
         }
         if let latency = PulseConnection.latencyNs(of: stream) { feed.reportServerLatency(nanoseconds: latency) }
         wake.signal(ringHolding: feed.ring.availableFloats)

@@ -175,7 +175,7 @@ final class PulseConnection: MainLoopLocking {
     /// while sleeping, so callbacks can run).
     func wait(until deadline: UInt64, what: String, _ done: () -> Bool) throws(DeskAudioError) {
         while !done() {
-            guard MonotonicClock.nowNs() < deadline else {
+            guard LibraryClock.system.nowNs() < deadline else {
                 throw .timeout("PulseAudio did not answer in time (\(what))")
             }
             unlock()

@@ -39,7 +39,7 @@ final class PulseHostMute {
     /// Connects, loads the null sink, moves what the selection takes now and follows new
     /// streams; blocks up to `timeoutMs`. After a throw, `finish` cleans up.
     func start(timeoutMs: Int = 3000) throws(DeskAudioError) {
-        let deadline = MonotonicClock.deadline(afterMilliseconds: timeoutMs)
+        let deadline = LibraryClock.system.deadline(afterMilliseconds: timeoutMs)
         let connection = try PulseConnection(deadline: deadline)
         self.connection = connection
         connection.lock()
@@ -82,7 +82,7 @@ final class PulseHostMute {
         guard let connection else { return }
         connection.lock()
         pulse.pa_context_set_subscribe_callback(connection.context, nil, nil)
-        let deadline = MonotonicClock.deadline(afterMilliseconds: 1000)
+        let deadline = LibraryClock.system.deadline(afterMilliseconds: 1000)
         for (input, sink) in moved {
             try? connection.complete(
                 pulse.pa_context_move_sink_input_by_index(connection.context, input, sink, nil, nil),

@@ -29,7 +29,7 @@ final class PulseVirtualSink {
 
     /// Unloads it, on a connection of its own (up to 1 s); the server moves what played there.
     func unload() {
-        let deadline = MonotonicClock.deadline(afterMilliseconds: 1000)
+        let deadline = LibraryClock.system.deadline(afterMilliseconds: 1000)
         guard let connection = try? PulseConnection(deadline: deadline) else { return }
         connection.lock()
         PulseNullSink.unload(module, on: connection, deadline: deadline)

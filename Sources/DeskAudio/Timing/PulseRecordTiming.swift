@@ -12,15 +12,11 @@ import Glibc
 /// an arrival, this does not move with when the server's or the library's threads ran, nor
 /// with a sink latency that changed since it was last asked (both made capture times off by
 /// up to 5 ms, docs/capture.md). The stamp is taken after the snapshot, up to the round
-/// trip later, so an answer that took longer than `longestRoundTripNs` is not taken.
+/// trip later, so an answer that took longer than `TimingPolicy.standard.pulseLongestRoundTripNs` is not taken.
 /// pipewire-pulse hands a monitor each cycle as it is played, and its capture times stay
 /// worked back from arrivals (this way was not measured there). Main loop thread only (or
 /// its lock held).
 final class PulseRecordTiming {
-    /// How often the server is asked once an answer was taken.
-    static let intervalNs: UInt64 = 100_000_000
-    /// The longest round trip of an answer taken: the stamp is at most that late.
-    static let longestRoundTripNs: UInt64 = 1_000_000
 
     private let channels: Int
     private let onFirstMark: (OpaquePointer?) -> Void
@@ -42,9 +38,9 @@ final class PulseRecordTiming {
     var hasMarked: Bool { takenAtNs != nil }
 
     /// At a read of `stream`: asks the server, unless a question is on its way or an answer
-    /// was taken less than `intervalNs` ago.
+    /// was taken less than `TimingPolicy.standard.pulseSnapshotIntervalNs` ago.
     func refresh(stream: OpaquePointer?, nowNs: UInt64) {
-        guard !asking, takenAtNs.map({ nowNs &- $0 >= Self.intervalNs }) ?? true else { return }
+        guard !asking, takenAtNs.map({ nowNs &- $0 >= TimingPolicy.standard.pulseSnapshotIntervalNs }) ?? true else { return }
         askedAtNs = nowNs
         guard
             let operation = pulse.pa_stream_update_timing_info(
@@ -81,8 +77,8 @@ final class PulseRecordTiming {
 
     private func answered(_ stream: OpaquePointer?, success: Bool) {
         asking = false
-        let nowNs = MonotonicClock.nowNs()
-        guard success, nowNs &- askedAtNs <= Self.longestRoundTripNs,
+        let nowNs = LibraryClock.system.nowNs()
+        guard success, nowNs &- askedAtNs <= TimingPolicy.standard.pulseLongestRoundTripNs,
             let info = pulse.pa_stream_get_timing_info(stream)?.pointee, info.write_index_corrupt == 0
         else { return }
         var wall = timespec()

@@ -1,6 +1,7 @@
 import Glibc
 
-/// CLOCK_MONOTONIC, in nanoseconds: the clock of every capture time in AudioFrames.
+/// CLOCK_MONOTONIC, in nanoseconds: the clock of every capture time in AudioFrames. The
+/// library reads it only through `LibraryClock`; its units are spelled here once.
 public enum MonotonicClock {
     /// Nanoseconds since an arbitrary fixed point (boot, on Linux).
     @inline(__always)
@@ -13,11 +14,6 @@ public enum MonotonicClock {
     /// Nanoseconds in a second and in a millisecond: the clock's units, spelled once.
     public static let nanosecondsPerSecond: UInt64 = 1_000_000_000
     public static let nanosecondsPerMillisecond: UInt64 = 1_000_000
-
-    /// The time `milliseconds` from now, for a wait with a deadline.
-    public static func deadline(afterMilliseconds milliseconds: Int) -> UInt64 {
-        nowNs() + UInt64(milliseconds) * nanosecondsPerMillisecond
-    }
 
     /// How long `samples` last at `rate` Hz (48 kHz unless given), in nanoseconds.
     @inline(__always)

@@ -11,7 +11,7 @@
 /// The window is kept in `bucketCount` parts of the stream's positions, each the least
 /// distance reported in it, so it moves on a part (125 ms) at a time. The shift follows that
 /// least distance at once for `settlingSamples` after the line (re)starts; after that, the
-/// time the line and the shift give a sample moves by at most `slewPerFrameNs` a 10 ms frame
+/// time the line and the shift give a sample moves by at most `TimingPolicy.standard.arrivalSlewPerFrameNs` a 10 ms frame
 /// (the shift takes up what the line moved beyond that), so that consecutive frames stay
 /// their length apart within that when a part holding the least distance is forgotten, or
 /// while the line follows reports that all came later (a skipped cycle, until
@@ -26,9 +26,6 @@ struct ArrivalEnvelope: Sendable {
     /// How long after the line (re)starts the shift follows the envelope at once: 2 s, as
     /// `ClockEstimator` narrows in about that.
     static let settlingSamples = Int64(2 * AudioFormat.sampleRate)
-    /// How much the time of a sample (the line's and the shift's) may move per 10 ms of audio
-    /// after that: 0.02 ms.
-    static let slewPerFrameNs = 20_000.0
 
     // The least distance in each part of the window, by part number modulo `bucketCount`;
     // infinity where none was reported.
@@ -84,7 +81,7 @@ struct ArrivalEnvelope: Sendable {
         if position - lineStart < Self.settlingSamples {
             shiftNs = earliestNs
         } else {
-            let limit = Self.slewPerFrameNs * Double(position - lastPosition) / Double(AudioFormat.frameSamples)
+            let limit = TimingPolicy.standard.arrivalSlewPerFrameNs * Double(position - lastPosition) / Double(AudioFormat.frameSamples)
             let wanted = lineMovedNs + earliestNs - shiftNs
             shiftNs += min(max(wanted, -limit), limit) - lineMovedNs
         }

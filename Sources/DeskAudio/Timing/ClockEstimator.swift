@@ -33,15 +33,6 @@ public struct ClockEstimator: Sendable {
     public static let startBandwidth = 2.0
     /// Seconds of audio in which the bandwidth halves while it narrows.
     public static let narrowingHalfLife = 0.5
-    /// A report this far off the line starts it again (a stall, a skip, a restart).
-    public static let relockThresholdNs = 20_000_000.0
-    /// A report further off the line than this many times the reports' jitter (and at least
-    /// `stepFloorNs`) is a step, not jitter: the server's quantum or latency changed (one
-    /// PipeWire quantum is 2.7 or 5.3 ms), and the line starts again from it rather than
-    /// drifting over to it for seconds.
-    public static let stepJitters = 8.0
-    /// The smallest step taken as one, in ns.
-    public static let stepFloorNs = 1_000_000.0
     /// How far the rate may be from nominal: a sound card off by more is not believed.
     public static let maximumRateError = 0.005
 
@@ -116,10 +107,10 @@ public struct ClockEstimator: Sendable {
             ClockEstimator.settledBandwidth, bandwidth * exp2(-interval / ClockEstimator.narrowingHalfLife))
     }
 
-    /// How far off the line a report must be to start it again, in ns: `stepJitters` times
-    /// the reports' jitter, at least `stepFloorNs` and at most `relockThresholdNs`.
+    /// How far off the line a report must be to start it again, in ns: `TimingPolicy.standard.clockStepJitters` times
+    /// the reports' jitter, at least `TimingPolicy.standard.clockStepFloorNs` and at most `TimingPolicy.standard.clockRelockNs`.
     public var stepThresholdNs: Double {
-        min(ClockEstimator.relockThresholdNs, max(ClockEstimator.stepFloorNs, ClockEstimator.stepJitters * jitterNs))
+        min(TimingPolicy.standard.clockRelockNs, max(TimingPolicy.standard.clockStepFloorNs, TimingPolicy.standard.clockStepJitters * jitterNs))
     }
 
     /// The rate of the audio clock against CLOCK_MONOTONIC, in parts per million (positive:

@@ -28,17 +28,7 @@ struct SkippedCycleWatch: Sendable {
     /// Reports in a part of a stream read in short fragments, and the fewest samples in one.
     static let reportsPerPart = 4
     static let shortestPartSamples: Int64 = 256
-    /// The most `stepThresholdNs` is: half a 256-sample quantum, above what a settled stream's
-    /// least report strays.
-    static let largestStepThresholdNs = 2_500_000.0
-    /// The least it is: 0.5 ms, above what the least report of a stream read every 32
-    /// samples strays (0.02–0.04 ms rms on pipewire-pulse at 64, docs/performance.md).
-    static let smallestStepThresholdNs = 500_000.0
 
-    /// How much later than the envelope's least distance every report of a large skip is:
-    /// 7.5 ms, between one skipped 256-sample cycle (5.3 ms, left to the parts) and two
-    /// (10.7 ms).
-    static let largeSkipNs = 7_500_000.0
     /// How much audio those reports must cover, and how long they must have taken to come:
     /// 100 ms each. A reading thread that ran late catches up in a burst (reads late by less
     /// and less, handled within a millisecond, then one on time), which is no skip however
@@ -73,9 +63,9 @@ struct SkippedCycleWatch: Sendable {
     /// pipewire-pulse holds one or more cycles), and a skip moves the audio by one cycle:
     /// 5.3 ms at 256 samples, 1.3 ms at 64, when the host asked for that quantum.
     var stepThresholdNs: Double {
-        guard readSamples > 0 else { return Self.largestStepThresholdNs }
+        guard readSamples > 0 else { return TimingPolicy.standard.skipStepLargestNs }
         let half = Double(MonotonicClock.nanoseconds(ofSamples: UInt64(readSamples))) / 2
-        return min(max(half, Self.smallestStepThresholdNs), Self.largestStepThresholdNs)
+        return min(max(half, TimingPolicy.standard.skipStepSmallestNs), TimingPolicy.standard.skipStepLargestNs)
     }
 
     /// Samples in a part of the stream: `longestPartSamples`, or for short reads
@@ -95,7 +85,7 @@ struct SkippedCycleWatch: Sendable {
     // The last five parts' marks, by part number modulo 5.
     private var marks = InlineArray<5, Mark?>(repeating: nil)
 
-    /// The reports in a row later than `largeSkipNs`: the estimator as the first came, its
+    /// The reports in a row later than `TimingPolicy.standard.largeSkipNs`: the estimator as the first came, its
     /// sample and arrival, and the least lateness of them from that copy's line.
     private struct LateRun: Sendable {
         var start: Int64
@@ -154,7 +144,7 @@ struct SkippedCycleWatch: Sendable {
     /// `estimator` takes it: the estimator to go on with when this and the reports before
     /// it, over `largeSkipSamples` of audio and `largeSkipArrivalNs` of arrivals or more, all
     /// lay later than `earliestNs` (the envelope's least distance) by more than
-    /// `largeSkipNs`: the copy from the first of them, moved by the least of what they were
+    /// `TimingPolicy.standard.largeSkipNs`: the copy from the first of them, moved by the least of what they were
     /// late (as `skippedCycle` moves a mark's). Nil otherwise. Every report of a settled line
     /// is to be shown to it.
     mutating func largeSkip(
@@ -162,7 +152,7 @@ struct SkippedCycleWatch: Sendable {
     ) -> ClockEstimator? {
         guard let line = (lateRun?.estimator ?? estimator).line else { return nil }
         let lateNs = Double(timeNs) - line.timeNs(ofPosition: position) - earliestNs
-        guard lateNs > Self.largeSkipNs else {
+        guard lateNs > TimingPolicy.standard.largeSkipNs else {
             lateRun = nil
             return nil
         }

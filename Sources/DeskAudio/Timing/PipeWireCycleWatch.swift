@@ -22,7 +22,7 @@ struct PipeWireCycleWatch {
         guard let previous, ticks > previous.endTicks else { return 0 }
         let skippedNs = Double(ticks - previous.endTicks) * nsPerTick
         let elapsedNs = Double(nowNs - previous.nowNs) - previous.durationNs
-        guard abs(elapsedNs - skippedNs) <= max(4e6, previous.durationNs) else { return 0 }
+        guard abs(elapsedNs - skippedNs) <= max(TimingPolicy.standard.cycleJumpToleranceNs, previous.durationNs) else { return 0 }
         return Int((skippedNs * Double(AudioFormat.sampleRate) / 1e9).rounded())
     }
 }

@@ -1,0 +1,58 @@
+/// Places the reads of one PulseAudio record stream on the timeline and writes them into its
+/// feed, fragment by fragment: on plain PulseAudio from the server's timing marks
+/// (`PulseRecordTiming`), on pipewire-pulse worked back from arrivals. The one place the
+/// PulseAudio backend's times are decided; its main loop only translates libpulse's answers
+/// into the calls below. Main loop thread only; a value type that allocates nothing.
+struct PulseReadTiming {
+    /// Samples per channel read so far (holes included): the stream position of the next.
+    private(set) var streamPosition: Int64 = 0
+    // The time of the next fragment's first sample, until a fragment of audio takes it.
+    private var pendingTimeNs: Int64?
+    private var source = StreamClock.Source.serverClock
+    private let channels: Int
+
+    /// Timing for a stream of `channels` float channels.
+    init(channels: Int) {
+        self.channels = max(channels, 1)
+    }
+
+    /// Plain PulseAudio, at a read with `readableBytes` waiting: stamps it from `mark` (the
+    /// server's newest, not yet used), if any. False: hold the read back, since no mark has
+    /// come yet (`hasMarked`) and less than `TimingPolicy.pulseFirstMarkHoldSamples` waits
+    /// (docs/reliability.md, R-PULSE-FIRST-MARK).
+    mutating func beginServerClockRead(mark: ClockEstimator.Line?, hasMarked: Bool, readableBytes: Int) -> Bool {
+        source = .serverClock
+        pendingTimeNs = nil
+        if let mark {
+            pendingTimeNs = Int64(mark.timeNs(ofPosition: streamPosition))
+            return true
+        }
+        let holdBytes = TimingPolicy.standard.pulseFirstMarkHoldSamples * channels * MemoryLayout<Float>.size
+        return hasMarked || readableBytes >= holdBytes
+    }
+
+    /// pipewire-pulse, at a read at `nowNs` with `readableBytes` waiting, the server saying
+    /// the newest took `pathNs` to get here (source latency and transport): the newest sample
+    /// arrived now, so the first is the buffer's length older. An arrival is never early,
+    /// only late (`ArrivalEnvelope` keeps the earliest); the stream is read in fragments of
+    /// `readSamples`.
+    mutating func beginArrivalRead(nowNs: UInt64, readableBytes: Int, pathNs: UInt64, readSamples: Int) {
+        let bufferedSamples = UInt64(max(readableBytes, 0)) / UInt64(MemoryLayout<Float>.size * channels)
+        pendingTimeNs = Int64(bitPattern: nowNs &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
+        source = .arrival(readSamples: readSamples, arrivedAtNs: nowNs)
+    }
+
+    /// A fragment of the read: `samples`, or a hole of `floats` (nil), which is skipped: the
+    /// worker's clock follows the audio, and the time of the audio after it moves on by it.
+    /// One time is reported per read (the first fragment of audio's).
+    mutating func take(_ samples: UnsafeBufferPointer<Float>?, floats: Int, into feed: SourceFeed) {
+        let length = Int64(floats / channels)
+        streamPosition += length
+        if let samples {
+            feed.write(samples, firstSampleTimeNs: pendingTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: source)
+            pendingTimeNs = nil
+        } else if let time = pendingTimeNs {
+            pendingTimeNs = time + Int64(MonotonicClock.nanoseconds(ofSamples: UInt64(length)))
+        }
+    }
+}

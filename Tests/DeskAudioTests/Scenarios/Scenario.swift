@@ -1,0 +1,161 @@
+import Foundation
+import TestSupport
+
+@testable import DeskAudio
+
+/// The whole capture service (`AudioService`, its worker, pipeline and delivery) on a
+/// `ScriptedServer` and a virtual clock, stepped by the test: each server event is handed
+/// over, then the service runs one round on the test's thread, so every result is exact and
+/// a scenario takes milliseconds. The frames come out as a host gets them.
+final class Scenario {
+    /// Where the virtual clock starts: 1000 s, far from zero.
+    static let startNs: UInt64 = 1_000_000_000_000
+    static let sinks = [
+        CaptureDevice(kind: .sink, name: "speakers", description: "Speakers", isDefault: true),
+        CaptureDevice(kind: .source, name: "mic", description: "Microphone", isDefault: true),
+    ]
+
+    let clock = VirtualClock(startNs: Scenario.startNs)
+    let server: ScriptedServer
+    let service: AudioService
+    private let recorder = Recorder()
+    /// The graph's position in samples and where its next cycle begins, for PipeWire scripts.
+    private(set) var graphTicks: UInt64 = 0
+    private var phase: [Int: Int] = [:]
+
+    /// A stopped service on a scripted server of `path`.
+    init(_ path: ScriptedServer.Path) {
+        server = ScriptedServer(path: path, clock: clock, devices: Scenario.sinks)
+        service = AudioService(
+            backends: BackendSet(backends: [server]), clock: LibraryClock(virtual: clock), driving: .stepped)
+        let recorder = recorder
+        service.setFrameHandler { bytes in recorder.frames.append(Array(bytes)) }
+        service.notices.setEventHandler { event, detail in recorder.withLock { recorder.events.append((event, detail)) } }
+    }
+
+    deinit { try? service.enable(mic: false, app: false) }
+
+    /// The newest running stream recording app audio (the default sink's monitor).
+    var app: ScriptedStream { server.runningStreams.last { $0.target.recordsASink }! }
+    /// The newest running microphone stream.
+    var mic: ScriptedStream { server.runningStreams.last { !$0.target.recordsASink }! }
+
+    /// Nanoseconds `samples` last at 48 kHz, rounded to the nanosecond.
+    static func ns(_ samples: Int) -> UInt64 { UInt64((Double(samples) * 1e9 / 48000).rounded()) }
+
+    /// Interleaved stereo: `samples` of a 1 kHz sine at -9 dBFS peak for `stream`, its phase
+    /// going on from what that stream was given before (nil: zeros).
+    func tone(_ samples: Int, for stream: ScriptedStream, frequency: Double = 1000, amplitude: Float = 0.35) -> [Float] {
+        let id = ObjectIdentifier(stream).hashValue
+        let start = phase[id, default: 0]
+        phase[id] = start + samples
+        return SignalAnalysis.sine(frequency: frequency, amplitude: amplitude, frames: samples, startFrame: start)
+    }
+
+    /// Interleaved stereo zeros.
+    func zeros(_ samples: Int) -> [Float] { [Float](repeating: 0, count: samples * 2) }
+
+    /// The service runs one round: frames what the rings hold, delivers them.
+    func step() { service.step() }
+
+    /// PipeWire: `count` graph cycles of `quantum` samples, the clock moving on with them; in
+    /// each, `stream` (app audio unless given) gets `content` (a tone unless given), with the
+    /// device `delayTicks` behind, and the service runs a round.
+    func cycles(
+        _ count: Int, quantum: Int = 256, delayTicks: Int64 = 0, stream: ScriptedStream? = nil,
+        content: ((ScriptedStream, Int) -> [Float])? = nil
+    ) {
+        let stream = stream ?? app
+        for _ in 0..<count {
+            let samples = content?(stream, quantum) ?? tone(quantum, for: stream)
+            stream.pipeWireBuffer(
+                samples, nowNs: graphTimeNs, ticks: graphTicks, delayTicks: delayTicks, durationTicks: UInt64(quantum))
+            graphTicks += UInt64(quantum)
+            clock.set(graphTimeNs)
+            step()
+        }
+    }
+
+    /// PipeWire: the graph moves on `count` cycles of `quantum` without the stream's thread
+    /// running (their audio is gone); the sound played in them is lost too.
+    func missCycles(_ count: Int, quantum: Int = 256, stream: ScriptedStream? = nil) {
+        let stream = stream ?? app
+        _ = tone(count * quantum, for: stream)
+        graphTicks += UInt64(count * quantum)
+        clock.set(graphTimeNs)
+    }
+
+    /// PipeWire: the graph and the clock move on `samples` with nothing handed over (the
+    /// script hands its own buffers).
+    func advanceGraph(_ samples: Int) {
+        graphTicks += UInt64(samples)
+        clock.set(graphTimeNs)
+    }
+
+    /// The graph clock's time of its position now: cycles run on the virtual clock from the start.
+    var graphTimeNs: UInt64 { Scenario.startNs + Scenario.ns(Int(graphTicks)) }
+
+    /// The frames the host got so far, parsed.
+    func headers() throws -> [AudioFrameHeader] {
+        try recorder.withLock { recorder.frames }.map { bytes in
+            try bytes.withUnsafeBytes { try AudioFrameParser.parse($0).header }
+        }
+    }
+
+    /// The frames decoded in order, interleaved stereo.
+    func decoded() throws -> [Float] {
+        let receiver = try FrameReceiver()
+        var pcm = [Float](repeating: 0, count: 5760 * 2)
+        var all: [Float] = []
+        for bytes in recorder.withLock({ recorder.frames }) {
+            let count = try bytes.withUnsafeBytes { frame in
+                try pcm.withUnsafeMutableBufferPointer { try receiver.receive(frame, into: $0) }
+            }
+            all += pcm[0..<count * 2]
+        }
+        return all
+    }
+
+    /// Samples the decoder's output lags the capture by: restricted low-delay Opus's look-ahead.
+    static let codecDelaySamples = 120
+
+    /// The stretches of the decoded left channel quieter than -40 dBFS (|x| < 0.01) for at
+    /// least 1 ms, in samples of the capture (the codec's delay taken off, its first
+    /// look-ahead of silence left out; two less than 0.5 ms apart, the codec's ringing at a
+    /// frame's edge between them, are one): where the audio has gaps.
+    func quietStretches() throws -> [Range<Int>] {
+        let left = SignalAnalysis.left(try decoded()[...])
+        var stretches: [Range<Int>] = []
+        var start: Int?
+        for index in left.indices {
+            if abs(left[index]) < 0.01 {
+                if start == nil { start = index }
+            } else if let begun = start {
+                if let last = stretches.last, begun - last.upperBound < 24, index - begun >= 8 {
+                    stretches[stretches.count - 1] = last.lowerBound..<index
+                } else if index - begun >= 48 {
+                    stretches.append(begun..<index)
+                }
+                start = nil
+            }
+        }
+        if let begun = start, left.count - begun >= 48 { stretches.append(begun..<left.count) }
+        let delay = Scenario.codecDelaySamples
+        return stretches.filter { $0.lowerBound > 0 }.map { ($0.lowerBound - delay)..<($0.upperBound - delay) }
+    }
+
+    /// The events the host got so far.
+    var events: [(LibraryEvent, String)] { recorder.withLock { recorder.events } }
+
+    /// Each frame's capture time less `expected(frame index in the list)`, in ns.
+    func timeErrors(_ expected: (Int) -> UInt64) throws -> [Int64] {
+        try headers().enumerated().map { Int64(bitPattern: $1.captureTimeNs &- expected($0)) }
+    }
+
+    private final class Recorder: @unchecked Sendable {
+        private let lock = NSLock()
+        var frames: [[UInt8]] = []
+        var events: [(LibraryEvent, String)] = []
+        func withLock<T>(_ body: () -> T) -> T { lock.withLock(body) }
+    }
+}
