@@ -85,13 +85,19 @@ final class SourceFeed: @unchecked Sendable {
         writes.add(1, ordering: .relaxed)
     }
 
-    /// Server thread: `samples` (per channel) went by in the server's graph without reaching
-    /// the stream (its thread was not run in time): queues as much silence, up to
-    /// `TimingPolicy.standard.longestSkipFilledSamples`, so the frames after it keep their place on the timeline, and
-    /// counts it. (A longer skip, a process stopped for a while, is left to the capture
-    /// clock, which starts its line again.)
-    func writeSkipped(samples: Int) {
+    /// Server thread: `samples` (per channel) went by in the server without reaching the
+    /// stream (its thread was not run in time, or the server had nothing there): queues as
+    /// much silence, up to `TimingPolicy.longestSkipFilledSamples`, so the frames after it
+    /// keep their place on the timeline, and counts it; `firstSampleTimeNs`, if given, is when
+    /// the first of them sounded (as for `write`). (A longer skip, a process stopped for a
+    /// while, is left to the capture clock, which starts its line again.)
+    func writeSkipped(
+        samples: Int, firstSampleTimeNs: UInt64? = nil, timeSource: StreamClock.Source = .serverClock
+    ) {
         guard !refusing.load(ordering: .relaxed) else { return }
+        if let firstSampleTimeNs {
+            clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs, source: timeSource)
+        }
         ring.writeSilence(floats: min(samples, TimingPolicy.standard.longestSkipFilledSamples) * ring.channels)
         skipped.add(UInt64(samples), ordering: .relaxed)
         let frame = AudioFormat.frameSamples

@@ -6,7 +6,7 @@
 struct PulseReadTiming {
     /// Samples per channel read so far (holes included): the stream position of the next.
     private(set) var streamPosition: Int64 = 0
-    // The time of the next fragment's first sample, until a fragment of audio takes it.
+    // The time of the read's first sample, until its first fragment reports it.
     private var pendingTimeNs: Int64?
     private var source = StreamClock.Source.serverClock
     private let channels: Int
@@ -42,17 +42,19 @@ struct PulseReadTiming {
         source = .arrival(readSamples: readSamples, arrivedAtNs: nowNs)
     }
 
-    /// A fragment of the read: `samples`, or a hole of `floats` (nil), which is skipped: the
-    /// worker's clock follows the audio, and the time of the audio after it moves on by it.
-    /// One time is reported per read (the first fragment of audio's).
+    /// A fragment of the read: `samples`, or a hole of `floats` (nil): the server had nothing
+    /// there, and silence takes its place, counted as skipped (`SourceFeed.writeSkipped`), so
+    /// the audio after it keeps its place on the timeline (R-PULSE-HOLE). The read's first
+    /// fragment reports the read's time.
     mutating func take(_ samples: UnsafeBufferPointer<Float>?, floats: Int, into feed: SourceFeed) {
-        let length = Int64(floats / channels)
-        streamPosition += length
+        let length = floats / channels
+        streamPosition += Int64(length)
+        let time = pendingTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }
+        pendingTimeNs = nil
         if let samples {
-            feed.write(samples, firstSampleTimeNs: pendingTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }, timeSource: source)
-            pendingTimeNs = nil
-        } else if let time = pendingTimeNs {
-            pendingTimeNs = time + Int64(MonotonicClock.nanoseconds(ofSamples: UInt64(length)))
+            feed.write(samples, firstSampleTimeNs: time, timeSource: source)
+        } else {
+            feed.writeSkipped(samples: length, firstSampleTimeNs: time, timeSource: source)
         }
     }
 }

@@ -92,6 +92,60 @@ final class Scenario {
         clock.set(graphTimeNs)
     }
 
+    /// PulseAudio paths: samples per channel of sound handed to the stream so far, and how
+    /// much later than the start plus their position they sounded (a graph that skipped a
+    /// cycle moves the sound after it on).
+    private(set) var soundSamples = 0
+    var soundShiftNs: UInt64 = 0
+    private var waiting: [[Float]] = []
+
+    /// When the sound's sample `position` sounded.
+    func soundTimeNs(_ position: Int) -> UInt64 { Scenario.startNs + soundShiftNs + Scenario.ns(position) }
+
+    /// Plain PulseAudio: `count` reads, each when one more fragment of `fragment` samples has
+    /// sounded (the clock set to then), of all the fragments waiting; the read at index `i`
+    /// comes with a timing mark when `marks(i)`, placing the stream's read position where it
+    /// sounded. What the library holds back stays waiting for the next read.
+    func pulseReads(_ count: Int, fragment: Int = 480, marks: (Int) -> Bool = { $0 % 10 == 0 }) {
+        let stream = app
+        for index in 0..<count {
+            waiting.append(tone(fragment, for: stream))
+            soundSamples += fragment
+            clock.set(soundTimeNs(soundSamples))
+            let position = Int(stream.pulseStreamPosition)
+            let mark = marks(index)
+                ? ClockEstimator.Line(
+                    position: Int64(position), timeNs: Double(soundTimeNs(position)),
+                    nanosecondsPerSample: FramePipeline.nominalNanosecondsPerSample) : nil
+            if stream.pulseRead(waiting, mark: mark) { waiting.removeAll() }
+            step()
+        }
+    }
+
+    /// pipewire-pulse: `count` reads of one fragment of `fragment` samples each, made
+    /// `lateNs(i)` after its last sample sounded (an arrival is never early).
+    func arrivalReads(_ count: Int, fragment: Int = 480, lateNs: (Int) -> UInt64 = { _ in 0 }) {
+        let stream = app
+        for index in 0..<count {
+            let samples = tone(fragment, for: stream)
+            soundSamples += fragment
+            clock.set(soundTimeNs(soundSamples) + lateNs(index))
+            stream.arrivalRead([samples])
+            step()
+        }
+    }
+
+    /// pipewire-pulse: a reading thread that was held up reads `fragments` at once, `lateNs`
+    /// after the last of them sounded.
+    func arrivalBurst(_ fragments: Int, fragment: Int = 480, lateNs: UInt64) {
+        let stream = app
+        let samples = (0..<fragments).map { _ in tone(fragment, for: stream) }
+        soundSamples += fragments * fragment
+        clock.set(soundTimeNs(soundSamples) + lateNs)
+        stream.arrivalRead(samples)
+        step()
+    }
+
     /// The graph clock's time of its position now: cycles run on the virtual clock from the start.
     var graphTimeNs: UInt64 { Scenario.startNs + Scenario.ns(Int(graphTicks)) }
 
