@@ -28,9 +28,22 @@ public final class NoticeBoard: @unchecked Sendable {
     private let started = Atomic<Bool>(false)
     private let closed = Atomic<Bool>(false)
     private let thread = LockedValue<pthread_t?>(nil)
+    // True: no thread; the caller delivers (`deliverQueued`).
+    private let stepped: Bool
 
     /// A board with no handlers; its thread starts with the first notice.
-    public init() {}
+    public convenience init() { self.init(driving: .threads) }
+
+    /// A board whose notices its thread delivers, or (stepped) its caller.
+    init(driving: CaptureDriving) {
+        stepped = driving == .stepped
+    }
+
+    /// Stepped: hands every queued notice to the handlers on the calling thread, in order.
+    func deliverQueued() {
+        precondition(stepped, "the board's thread delivers")
+        deliverPending()
+    }
 
     /// Sets the event handler (nil: none).
     public func setEventHandler(_ handler: EventHandler?) {
@@ -79,7 +92,7 @@ public final class NoticeBoard: @unchecked Sendable {
             queue.append(notice)
             return true
         }
-        guard accepted else { return }
+        guard accepted, !stepped else { return }
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
             // Stored under the queue's lock order: close() reads it after setting `closed`.
             thread.withLock { stored in
@@ -94,13 +107,18 @@ public final class NoticeBoard: @unchecked Sendable {
     private func deliverUntilClosed() {
         while !closed.load(ordering: .acquiring) {
             wake.wait(milliseconds: 1000)
-            while !closed.load(ordering: .acquiring), let notice = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
-                handlers.call { handlers in
-                    switch notice {
-                    case .event(let event, let detail): handlers.event?(event, detail)
-                    case .log(let level, let message):
-                        if level.rawValue <= logLevel.load(ordering: .relaxed) { handlers.log?(level, message) }
-                    }
+            deliverPending()
+        }
+    }
+
+    // Hands the queued notices to the handlers, oldest first.
+    private func deliverPending() {
+        while !closed.load(ordering: .acquiring), let notice = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+            handlers.call { handlers in
+                switch notice {
+                case .event(let event, let detail): handlers.event?(event, detail)
+                case .log(let level, let message):
+                    if level.rawValue <= logLevel.load(ordering: .relaxed) { handlers.log?(level, message) }
                 }
             }
         }

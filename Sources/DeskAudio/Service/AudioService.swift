@@ -16,7 +16,7 @@ public final class AudioService: @unchecked Sendable {
     /// Encoder settings; changes apply at the next frame.
     public let settings = EncoderSettings()
     /// Events and log messages for the host.
-    public let notices = NoticeBoard()
+    public let notices: NoticeBoard
 
     // What the capture's threads share without the control lock.
     private let parts: CaptureParts
@@ -35,6 +35,7 @@ public final class AudioService: @unchecked Sendable {
     /// A stopped service with default settings on `backends` (the tests give fakes), on
     /// `clock`, its worker, delivery and supervisor run as `driving` says.
     init(backends: BackendSet, clock: LibraryClock = .system, driving: CaptureDriving = .threads) {
+        notices = NoticeBoard(driving: driving)
         parts = CaptureParts(backends: backends, settings: settings, notices: notices, clock: clock, driving: driving)
         // The supervisor's check never waits for the lock: a stop holding it joins that thread.
         let box = WeakBox<LockedValue<CaptureControl>>()
@@ -320,13 +321,17 @@ public final class AudioService: @unchecked Sendable {
 
     /// Stepped service (`CaptureDriving.stepped`): frames what the sources' rings hold and
     /// hands the frames to the frame handler, on the calling thread, before it returns.
+    /// The events and log messages posted so far go to their handlers then too.
     func step() {
         control.withLock { $0.step() }
+        notices.deliverQueued()
     }
 
-    /// Stepped service: the supervisor's check, now (reopens streams dropped or no longer fed).
+    /// Stepped service: the supervisor's check, now (reopens streams dropped or no longer
+    /// fed), and the notices it posted delivered.
     func supervise() {
         control.withLock { $0.reopenFailedSources() }
+        notices.deliverQueued()
     }
 
     // Frame handler thread: no more handler calls after this one; a thread of the library's

@@ -16,6 +16,7 @@ final class Scenario {
     ]
 
     let clock = VirtualClock(startNs: Scenario.startNs)
+    let path: ScriptedServer.Path
     let server: ScriptedServer
     let service: AudioService
     private let recorder = Recorder()
@@ -25,6 +26,7 @@ final class Scenario {
 
     /// A stopped service on a scripted server of `path`.
     init(_ path: ScriptedServer.Path) {
+        self.path = path
         server = ScriptedServer(path: path, clock: clock, devices: Scenario.sinks)
         service = AudioService(
             backends: BackendSet(backends: [server]), clock: LibraryClock(virtual: clock), driving: .stepped)
@@ -49,14 +51,72 @@ final class Scenario {
         let id = ObjectIdentifier(stream).hashValue
         let start = phase[id, default: 0]
         phase[id] = start + samples
+        if silent { return zeros(samples) }
         return SignalAnalysis.sine(frequency: frequency, amplitude: amplitude, frames: samples, startFrame: start)
     }
 
     /// Interleaved stereo zeros.
     func zeros(_ samples: Int) -> [Float] { [Float](repeating: 0, count: samples * 2) }
 
-    /// The service runs one round: frames what the rings hold, delivers them.
-    func step() { service.step() }
+    /// The service runs one round: frames what the rings hold, delivers them; and, as its
+    /// supervisor thread does every 200 ms, checks its streams whenever the clock passed
+    /// another 200 ms.
+    func step() {
+        service.step()
+        while clock.nowNs >= nextSuperviseNs {
+            nextSuperviseNs += 200_000_000
+            service.supervise()
+            service.step()
+        }
+    }
+    private var nextSuperviseNs = Scenario.startNs + 200_000_000
+
+    /// Nothing reaches the library for `nanoseconds`: the sound plays on, the graph cycles on
+    /// (nobody captures it), the clock moves in 10 ms steps with the service's rounds.
+    func idle(_ nanoseconds: UInt64) {
+        let end = clock.nowNs + nanoseconds
+        while clock.nowNs < end {
+            clock.set(min(clock.nowNs + 10_000_000, end))
+            step()
+        }
+        let samples = Int(AudioFormat.samples(inNanoseconds: nanoseconds))
+        graphTicks += UInt64(samples)
+        soundSamples += samples
+    }
+
+    /// 10 ms frames of a tone into `stream` (app audio unless given), as the path's server
+    /// hands them: 480-sample graph cycles (the quantum the library asks for), or one read of
+    /// a 480-sample fragment each.
+    func play(_ frames: Int, stream: ScriptedStream? = nil) {
+        let stream = stream ?? app
+        switch path {
+        case .pipeWire: cycles(frames, quantum: 480, stream: stream)
+        case .pulseAudio: pulseReads(frames, stream: stream)
+        case .pipeWirePulse: arrivalReads(frames, stream: stream)
+        }
+    }
+
+    /// `frames` 10 ms frames of exact zeros, as `play` hands a tone.
+    func silence(_ frames: Int, stream: ScriptedStream? = nil) {
+        let stream = stream ?? app
+        silent = true
+        defer { silent = false }
+        play(frames, stream: stream)
+    }
+    private var silent = false
+
+    /// When the sound's sample `position` sounded on this path (a monitor's graph buffer is
+    /// a 480-sample quantum behind its cycle's time).
+    func soundLineNs(_ position: UInt64) -> UInt64 {
+        let start = path == .pipeWire ? Scenario.startNs - Scenario.ns(480) : Scenario.startNs
+        return start + soundShiftNs + Scenario.ns(Int(position))
+    }
+
+    /// Each frame's capture time less when its sample clock's sample sounded
+    /// (`soundLineNs`): across a gap too, the sample clock moves on by the outage.
+    func timeErrorsBySampleClock() throws -> [Int64] {
+        try headers().map { Int64(bitPattern: $0.captureTimeNs &- soundLineNs($0.sampleClock)) }
+    }
 
     /// PipeWire: `count` graph cycles of `quantum` samples, the clock moving on with them; in
     /// each, `stream` (app audio unless given) gets `content` (a tone unless given), with the
@@ -106,8 +166,11 @@ final class Scenario {
     /// sounded (the clock set to then), of all the fragments waiting; the read at index `i`
     /// comes with a timing mark when `marks(i)`, placing the stream's read position where it
     /// sounded. What the library holds back stays waiting for the next read.
-    func pulseReads(_ count: Int, fragment: Int = 480, marks: (Int) -> Bool = { $0 % 10 == 0 }) {
-        let stream = app
+    func pulseReads(
+        _ count: Int, fragment: Int = 480, stream: ScriptedStream? = nil, marks: (Int) -> Bool = { $0 % 10 == 0 }
+    ) {
+        let stream = stream ?? app
+        if stream.soundOrigin == nil { stream.soundOrigin = soundSamples }
         for index in 0..<count {
             waiting.append(tone(fragment, for: stream))
             soundSamples += fragment
@@ -115,7 +178,7 @@ final class Scenario {
             let position = Int(stream.pulseStreamPosition)
             let mark = marks(index)
                 ? ClockEstimator.Line(
-                    position: Int64(position), timeNs: Double(soundTimeNs(position)),
+                    position: Int64(position), timeNs: Double(soundTimeNs(position + (stream.soundOrigin ?? 0))),
                     nanosecondsPerSample: FramePipeline.nominalNanosecondsPerSample) : nil
             if stream.pulseRead(waiting, mark: mark) { waiting.removeAll() }
             step()
@@ -124,8 +187,10 @@ final class Scenario {
 
     /// pipewire-pulse: `count` reads of one fragment of `fragment` samples each, made
     /// `lateNs(i)` after its last sample sounded (an arrival is never early).
-    func arrivalReads(_ count: Int, fragment: Int = 480, lateNs: (Int) -> UInt64 = { _ in 0 }) {
-        let stream = app
+    func arrivalReads(
+        _ count: Int, fragment: Int = 480, stream: ScriptedStream? = nil, lateNs: (Int) -> UInt64 = { _ in 0 }
+    ) {
+        let stream = stream ?? app
         for index in 0..<count {
             let samples = tone(fragment, for: stream)
             soundSamples += fragment

@@ -48,7 +48,8 @@ final class ScriptedServer: CaptureBackend, @unchecked Sendable {
             throw .noDevice("\(serverName) has no device named \(name)")
         }
         let stream = ScriptedStream(
-            path: path, target: target, feed: feed, wake: wake, clock: clock, readSamples: options.periodSamples)
+            path: path, target: target, feed: feed, wake: wake, clock: clock, readSamples: options.periodSamples,
+            linkingItself: options.linkingItself)
         streams.append(stream)
         return stream
     }
@@ -78,6 +79,10 @@ final class ScriptedStream: CaptureStream, @unchecked Sendable {
     private let clock: VirtualClock
     /// The fragment length the capture asked for (the PulseAudio paths' reads).
     let readSamples: Int
+    /// Whether the capture asked to link the device itself (the session manager did not).
+    let linkingItself: Bool
+    /// Where in the scenario's sound this stream's first sample is (set by the scenario).
+    var soundOrigin: Int?
     private let cycleTiming: PipeWireCycleTiming
     private var readTiming: PulseReadTiming
     private(set) var isStopped = false
@@ -87,8 +92,9 @@ final class ScriptedStream: CaptureStream, @unchecked Sendable {
 
     init(
         path: ScriptedServer.Path, target: CaptureTarget, feed: SourceFeed, wake: WakeSignal, clock: VirtualClock,
-        readSamples: Int
+        readSamples: Int, linkingItself: Bool
     ) {
+        self.linkingItself = linkingItself
         self.path = path
         self.target = target
         self.feed = feed
