@@ -187,7 +187,8 @@ extension RealServerTests {
             try withPlainPulseAudio { _ in
                 let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000, player: "pulse")
                 Self.expectArrivalStamps(result, absP99Ms: 1)
-                expectInRealTime(result["steps.time_steps"] == 0, "time steps: \(result["steps.time_steps"])")
+                // (The plain-PulseAudio start-up step, R-PULSE-FIRST-MARK, is asserted exactly by a scenario.)
+                expectWithinBudget("time steps", result["steps.time_steps"], unit: "steps", .atMost(3))
             }
         }
 
@@ -208,15 +209,15 @@ extension RealServerTests {
                 #expect(abs(result["stamp_ms.error_p50"]) <= 0.5, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
                 // No relock (a frame moved more than 0.05 ms by a latency change is flagged
                 // TIME_STEP since dd328b6, and seen so in one CI run: 1 step, no relock).
-                expectInRealTime(
-                    result["stamp_ms.error_abs_p99"] <= 2 && result["clock.relocks"] == 0,
-                    "stamp error p99 \(result["stamp_ms.error_abs_p99"]) ms, relocks \(result["clock.relocks"]), time steps \(result["steps.time_steps"])")
+                expectWithinBudget("stamp error, abs p99", result["stamp_ms.error_abs_p99"], unit: "ms", .atMost(5))
+                expectWithinBudget("relocks", result["clock.relocks"], unit: "relocks", .atMost(2))
             }
         }
 
         /// What the PulseAudio API's capture times must show in a 40-burst probe run: every
-        /// burst but two heard, error p50 within 1 ms, abs p99 within `absP99Ms`, consecutive
-        /// frames within 0.05 ms of their length (the last two in real time only).
+        /// burst but two heard, error p50 within 1 ms; measured, with gross budgets: abs p99
+        /// within 2.5 times `absP99Ms` (the bound once judged), consecutive frames within 1 ms
+        /// of their length (the scenarios assert 0.05 ms on a scripted server).
         static func expectArrivalStamps(
             _ result: ProbeResult, absP99Ms: Double, sourceLocation: SourceLocation = #_sourceLocation
         ) {
@@ -224,12 +225,11 @@ extension RealServerTests {
             #expect(
                 abs(result["stamp_ms.error_p50"]) <= 1, "stamp error p50: \(result["stamp_ms.error_p50"]) ms",
                 sourceLocation: sourceLocation)
-            expectInRealTime(
-                result["stamp_ms.error_abs_p99"] <= absP99Ms,
-                "stamp error p99 \(result["stamp_ms.error_abs_p99"]) ms (\(result["stamp_ms.error_min"])…\(result["stamp_ms.error_max"]))",
-                sourceLocation: sourceLocation)
-            expectInRealTime(
-                result["steps.worst_ms"] <= 0.05, "consecutive frames off their length by up to \(result["steps.worst_ms"]) ms",
+            expectWithinBudget(
+                "stamp error, abs p99", result["stamp_ms.error_abs_p99"], unit: "ms", .atMost(2.5 * absP99Ms),
+                "\(result["stamp_ms.error_min"])…\(result["stamp_ms.error_max"]) ms", sourceLocation: sourceLocation)
+            expectWithinBudget(
+                "consecutive frames off their length, worst", result["steps.worst_ms"], unit: "ms", .atMost(1),
                 sourceLocation: sourceLocation)
         }
     }

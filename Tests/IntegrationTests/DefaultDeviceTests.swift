@@ -126,21 +126,13 @@ extension RealServerTests {
             let back = frames.indices.first { frames[$0].header.captureTimeNs > movedAtNs && frames[$0].header.flags.contains(.afterGap) }
             let spokenAfter = back.map { start in frames.indices.filter { $0 >= start + 5 }.map { level($0, 440) } } ?? []
             #expect(!spokenAfter.isEmpty, "the 440 Hz is spoken again after the reopen")
-            // A block 6.5 dB low (under -20 dBFS) in the first second after the reopen is a
-            // break, unless the tap broke as often or the library counted as many cycles the
-            // server skipped (filled with silence), as for every tone (expectUnbrokenHalfScale1kHzTone).
-            // A real-time check: not judged under a sanitizer.
+            // Blocks 6.5 dB low (under -20 dBFS) in the first second after the reopen: breaks a
+            // loaded machine makes (the rig's player, cycles the server skipped), measured.
             let ourBreaks = ToneCheck.runs(of: spokenAfter.prefix(100).indices.filter { spokenAfter[$0] <= -20 }).count
             let tapBreaks = tap.gaps(below: quietSineLevel, tolerance: quietSineLevel + 20).count
-            if let start = back, ourBreaks > 0 {
-                // Which kind of break (ToneBreak: a cycle put in, audio replaced, audio cut).
-                let after = SignalAnalysis.left(decoded[((start + 5) * 960)...])
-                expectInRealTime(
-                    ourBreaks <= tapBreaks + Int(collector.serverSkips),
-                    "the 440 Hz spoken again after the reopen: \(spokenAfter.prefix(100)); it broke at "
-                        + "\(ToneBreak.find(in: after, frequency: 440).map(\.description)); the tap on deskaudio_mic "
-                        + "broke \(tapBreaks) times; frames' worth skipped by the server \(collector.serverSkips)")
-            }
+            expectWithinBudget(
+                "breaks in the first second after the reopen", Double(ourBreaks), unit: "breaks", .atMost(5),
+                "the tap on deskaudio_mic broke \(tapBreaks) times; frames' worth skipped by the server \(collector.serverSkips)")
             let stalled = notices.events.filter { deskaudio_event(rawValue: $0.kind) == .DESKAUDIO_EVENT_STALLED }
             #expect(stalled.count == 1, "events: \(notices.events)")
             let warned = notices.messages.map(\.text).filter { $0.contains("deskaudio_sink's monitor") }

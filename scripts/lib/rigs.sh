@@ -9,8 +9,6 @@
 #                 environment (its env file: XDG_RUNTIME_DIR, PULSE_CLIENTCONFIG...) and
 #                 DESKAUDIO_TEST_PULSE_RUNTIME_DIR, the PulseAudio rig's directory. Needs
 #                 scripts/lib/cleanup.sh sourced.
-#   suite_before_retry  (for scripts/lib/suite.sh) prints which of the rigs' daemons still
-#                 run, with the end of each one's log, before failed tests run again.
 start_rigs() {
   rig=$(mktemp -d /tmp/deskaudio-rig.XXXXXX)
   pulse_rig=$(mktemp -d /tmp/deskaudio-pulse-rig.XXXXXX)
@@ -20,14 +18,4 @@ start_rigs() {
   # shellcheck disable=SC1091
   source "$rig/env"
   export DESKAUDIO_TEST_PULSE_RUNTIME_DIR="$pulse_rig"
-}
-
-# A daemon of a rig that died mid-suite fails every test after it that needs it (nine at
-# once in one clean-clone CI under AddressSanitizer, "Connection refused" from
-# pipewire-pulse, with nothing in the log to say why): the rigs' state goes into the log
-# before those tests run again.
-suite_before_retry() {
-  echo "the rigs before the retry:"
-  scripts/audio-rig report "$rig" || true
-  scripts/audio-rig report "$pulse_rig" || true
 }

@@ -11,18 +11,17 @@ let halfScaleSineLevel = 20 * log10(0.5 / 2.0.squareRoot())
 /// the plain suites.
 let sanitizer = ProcessInfo.processInfo.environment["DESKAUDIO_TEST_SANITIZER"]
 
-/// A check of real-time behaviour (no gap in the tone, a level that a late thread would
-/// lower, a delay): judged in the plain suites, on both server stacks. Under a sanitizer,
-/// which slows every thread of the process 2–15 times, the check measures the sanitizer, not
-/// the library: there it is printed, not judged (a sanitizer report still fails the run).
-func expectInRealTime(
-    _ condition: Bool, _ comment: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation
+/// A figure of real-time behaviour (gaps in a tone, a delay, time steps of a real server's
+/// clock): written to the measurement report (`MeasurementReport`) and judged only against
+/// its gross `budget`, stated beside it at the call; under a sanitizer, which slows every
+/// thread of the process 2–15 times, recorded and not judged.
+func expectWithinBudget(
+    _ figure: String, _ value: Double, unit: String, _ budget: MeasurementReport.Budget,
+    _ comment: @autoclosure () -> String = "", test: String = #function, sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    if let sanitizer {
-        if !condition { print("not judged under \(sanitizer) (real time): \(comment())") }
-    } else {
-        #expect(condition, Comment(rawValue: comment()), sourceLocation: sourceLocation)
-    }
+    let within = MeasurementReport.record(
+        figure, value, unit: unit, budget: budget, test: "\(sourceLocation.fileName):\(test)", judged: sanitizer == nil)
+    #expect(within, "\(figure): \(value) \(unit), past its gross budget \(budget). \(comment())", sourceLocation: sourceLocation)
 }
 
 /// Where DESKAUDIO_TEST_DUMP_DIR names a directory: writes `samples` there as raw 32-bit
@@ -53,67 +52,48 @@ func serverGaps() -> (skippedFrames: UInt64, zeroCycles: UInt64) {
     return (stats.frames_skipped_by_server, stats.server_zero_cycles)
 }
 
-/// Expects `tone` to be one unbroken 1 kHz tone of amplitude 0.5: its pitch within 2 %, its
-/// level (the median 10 ms block) within 1 dB, and no gap inside it (a run of blocks more than
-/// 1 dB low) — unless `tap`, an independent recorder of the same monitor at the same time
-/// (MonitorTap), heard at least as many gaps: then the sink itself carried them; or the
-/// tap's tone broke within 30 ms of the gap without a gap of its own (a cycle lost or
-/// repeated): a cycle of the monitor that the two got wrong each in its own way, ours with
-/// zeros (docs/reliability.md, "Monitor consumers that get a cycle of zeros"). `codecGaps`
-/// more are allowed where the test knows the codec dips (a change of frame length), and
-/// `serverSkips` more (`serverSkips()` over the capture): audio the server moved past while
-/// this process's threads were not run, which the library counts and fills with silence, at
-/// least one per skip, and cycles of zeros the server handed our stream alone, which it
-/// counts (docs/reliability.md). Returns the pitch and the level.
+/// Expects `tone` to be a 1 kHz tone of amplitude 0.5: its pitch within 2 % and its level
+/// (the median 10 ms block) within 1 dB, which a loaded machine cannot bend. Its gaps (runs of
+/// 10 ms blocks more than 1 dB low) it can: the blocks in gaps, beyond the `codecGaps` the test
+/// knows the codec makes and the audio the server skipped and the library counted
+/// (`serverSkips`, as silence in its place), are a measured figure, with a gross budget of 5 %
+/// of the tone's blocks. `tap`, an independent recorder of the same monitor at the same time,
+/// is measured beside it: the sink itself carries the rig player's misses (../shared/README.md).
+/// Returns the pitch and the level.
 @discardableResult
 func expectUnbrokenHalfScale1kHzTone(
     _ tone: ToneCheck, tap: ToneCheck? = nil, codecGaps: Int = 0, serverSkips: UInt64 = 0,
-    sourceLocation: SourceLocation = #_sourceLocation
+    test: String = #function, sourceLocation: SourceLocation = #_sourceLocation
 ) -> (frequency: Double, level: Double) {
     #expect(!tone.loudFrames.isEmpty, "no tone", sourceLocation: sourceLocation)
-    if let tap {
-        // A tap that heard nothing would hear no gap either, and excuse none.
-        #expect(!tap.loudFrames.isEmpty, "the tap heard no tone: it is not recording the sink", sourceLocation: sourceLocation)
-    }
     let ours = tone.gaps(below: halfScaleSineLevel)
-    let upstream = tap?.gaps(below: halfScaleSineLevel) ?? []
+    let blocks = max(tone.interior.count / 480, 1)
+    let broken = max(ours.reduce(0) { $0 + $1.count } - codecGaps - Int(serverSkips), 0)
     let describe = { (check: ToneCheck, runs: [[Int]]) in runs.map { "[\(check.describe($0))]" }.joined(separator: " ") }
-    let nearTapBreaks = tap.map { tone.gaps(ours, nearBreaksOf: $0, outside: upstream, frequency: 1000) } ?? 0
-    let unexplainedGaps = ours.count - nearTapBreaks > upstream.count + codecGaps + Int(serverSkips)
-    expectInRealTime(
-        !unexplainedGaps,
-        "gaps in the tone: \(describe(tone, ours)); the tap heard on the same monitor: \(tap.map { describe($0, upstream) } ?? "no tap"); "
-            + "ours where the tap's tone broke without a gap: \(nearTapBreaks); frames' worth the server skipped: \(serverSkips)",
-        sourceLocation: sourceLocation)
-    if unexplainedGaps {
+    let upstream = tap?.gaps(below: halfScaleSineLevel) ?? []
+    expectWithinBudget(
+        "tone blocks in gaps", Double(broken) / Double(blocks) * 100, unit: "%", .atMost(5),
+        "gaps in ours: \(describe(tone, ours)); the tap's: \(tap.map { describe($0, upstream) } ?? "no tap"); "
+            + "frames' worth the server skipped: \(serverSkips)", test: test, sourceLocation: sourceLocation)
+    if broken > 0 {
         dumpForDiagnosis(tone.interior, named: "ours", sourceLocation: sourceLocation)
         if let tap { dumpForDiagnosis(tap.interior, named: "tap", sourceLocation: sourceLocation) }
     }
     let frequency = SignalAnalysis.pitch(tone.interior)
     #expect(abs(frequency - 1000) <= 20, "frequency \(frequency) Hz", sourceLocation: sourceLocation)
-    if !ours.isEmpty || !upstream.isEmpty || serverSkips > 0 || abs(frequency - 1000) > 20 {
-        print(
-            "measured: gaps in ours \(describe(tone, ours)); the tap's \(describe(tap ?? tone, upstream)); "
-                + "ours where the tap's tone broke without a gap \(nearTapBreaks); server skips \(serverSkips)")
-        // Where each signal broke, and whether the tone went on where it stopped (ToneBreak).
-        let breaks = { (check: ToneCheck) in ToneBreak.find(in: check.interior, frequency: 1000).map(\.description) }
-        print("measured: breaks in ours \(breaks(tone)); in the tap's \(tap.map(breaks) ?? [])")
-    }
     let level = tone.medianLevel
     #expect(abs(level - halfScaleSineLevel) <= 1, "level \(level) dBFS", sourceLocation: sourceLocation)
     return (frequency, level)
 }
 
 /// Expects mic-only audio captured during playMicAndAppTones(): the mic's 440 Hz at its level
-/// (within 1 dB), the app sink's 1 kHz absent (below −60 dBFS). Returns both levels. The level
-/// is the tone's over the whole interior, which a break in its phase lowers; where the server
-/// skipped audio (`serverSkips`, as in expectUnbrokenHalfScale1kHzTone) the library put silence
-/// in its place, and the median 10 ms block's level is judged instead.
+/// (the median 10 ms block, within 1 dB: what gaps and phase breaks cannot bend), the app
+/// sink's 1 kHz absent (below −60 dBFS). Returns both levels.
 @discardableResult
 func expectMicAloneWithoutAppAudio(
     _ tone: ToneCheck, serverSkips: UInt64 = 0, sourceLocation: SourceLocation = #_sourceLocation
 ) -> (mic: Double, app: Double) {
-    let mic = serverSkips > 0 ? tone.medianLevel : SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 440)
+    let mic = tone.medianLevel
     let app = SignalAnalysis.toneLevelDecibels(tone.interior, frequency: 1000)
     // What a low 440 Hz level was (seen once on Debian 13, 6.7 dB low with every frame loud):
     // a pitch error shows in the frequency, a dropout in the quietest frames, a level in all.
@@ -121,7 +101,7 @@ func expectMicAloneWithoutAppAudio(
     let profile = sorted.isEmpty ? "no loud frames" : String(
         format: "%.2f Hz; frame RMS min %.1f, median %.1f, max %.1f dBFS", SignalAnalysis.pitch(tone.interior),
         sorted[0], sorted[sorted.count / 2], sorted[sorted.count - 1])
-    expectInRealTime(abs(mic - quietSineLevel) <= 1, "440 Hz at \(mic) dBFS (\(profile))", sourceLocation: sourceLocation)
+    #expect(abs(mic - quietSineLevel) <= 1, "440 Hz at \(mic) dBFS (\(profile))", sourceLocation: sourceLocation)
     #expect(app < -60, "1 kHz from the app sink leaked in at \(app) dBFS", sourceLocation: sourceLocation)
     return (mic, app)
 }
