@@ -1,3 +1,13 @@
+import Glibc
+
+/// What a pipewire-pulse record stream's last timing update (`pa_timing_info`) says of the
+/// path to it: the source's latency and the transport, in µs, and when the update was made.
+struct PulseTimingUpdate: Sendable {
+    var sourceUsec: UInt64
+    var transportUsec: UInt64
+    var stamp: timeval
+}
+
 /// Places the reads of one PulseAudio record stream on the timeline and writes them into its
 /// feed, fragment by fragment: on plain PulseAudio from the server's timing marks
 /// (`PulseRecordTiming`), on pipewire-pulse worked back from arrivals. The one place the
@@ -10,6 +20,8 @@ struct PulseReadTiming {
     private var pendingTimeNs: Int64?
     private var source = StreamClock.Source.serverClock
     private let channels: Int
+    // pipewire-pulse: the transport latency of its timing updates, less the stalls in them.
+    private var transportFloor = PulseTransportFloor()
 
     /// Timing for a stream of `channels` float channels.
     init(channels: Int) {
@@ -31,12 +43,15 @@ struct PulseReadTiming {
         return hasMarked || readableBytes >= holdBytes
     }
 
-    /// pipewire-pulse, at a read at `nowNs` with `readableBytes` waiting, the server saying
-    /// the newest took `pathNs` to get here (source latency and transport): the newest sample
-    /// arrived now, so the first is the buffer's length older. An arrival is never early,
-    /// only late (`ArrivalEnvelope` keeps the earliest); the stream is read in fragments of
-    /// `readSamples`.
-    mutating func beginArrivalRead(nowNs: UInt64, readableBytes: Int, pathNs: UInt64, readSamples: Int) {
+    /// pipewire-pulse, at a read at `nowNs` with `readableBytes` waiting: the newest sample
+    /// arrived now, after the source's latency and the transport (`timing`, the stream's last
+    /// timing update, if any; its transport as `PulseTransportFloor` takes it), so the first
+    /// is the buffer's length older. An arrival is never early, only late (`ArrivalEnvelope`
+    /// keeps the earliest); the stream is read in fragments of `readSamples`.
+    mutating func beginArrivalRead(nowNs: UInt64, readableBytes: Int, timing: PulseTimingUpdate?, readSamples: Int) {
+        let pathNs = timing.map { update in
+            (update.sourceUsec + transportFloor.transportUsec(stamp: update.stamp, reportedUsec: update.transportUsec)) * 1000
+        } ?? 0
         let bufferedSamples = UInt64(max(readableBytes, 0)) / UInt64(MemoryLayout<Float>.size * channels)
         pendingTimeNs = Int64(bitPattern: nowNs &- MonotonicClock.nanoseconds(ofSamples: bufferedSamples) &- pathNs)
         source = .arrival(readSamples: readSamples, arrivedAtNs: nowNs)

@@ -1,4 +1,4 @@
-import CPulse
+import Glibc
 
 /// The transport latency in a pipewire-pulse record stream's timing info, without the stalls
 /// in it. On one machine libpulse takes `transport_usec` as how long after the server sent its
@@ -20,13 +20,7 @@ struct PulseTransportFloor {
     /// No updates yet.
     init() {}
 
-    /// The transport (µs) to take for the stream's timing `info`: the least of its update's
-    /// `transport_usec` and those of the updates before it.
-    mutating func transportUsec(of info: pa_timing_info) -> UInt64 {
-        transportUsec(stamp: info.timestamp, reportedUsec: info.transport_usec)
-    }
-
-    /// The same, for an update stamped `stamp` that reported `reportedUsec` (an update seen
+    /// The transport (µs) to take for an update stamped `stamp` that reported `reportedUsec` (an update seen
     /// again, with the same stamp, counts once).
     mutating func transportUsec(stamp: timeval, reportedUsec: UInt64) -> UInt64 {
         if lastStamp.map({ $0.tv_sec != stamp.tv_sec || $0.tv_usec != stamp.tv_usec }) ?? true {

@@ -135,4 +135,35 @@ import Testing
         let after = stepped.first ?? 0
         #expect(Self.within(errors[after...].map { $0 - Int64(Scenario.ns(256)) }))
     }
+
+    @Test func aTransportThatCountedAStallIsNotTakenForThePath() throws {
+        // R-PP-TRANSPORT: libpulse took a 55 ms stall between the server's timing reply and its
+        // handling as the transport, for the second until the next reply: frames 55 ms early.
+        let scenario = Scenario(.pipeWirePulse)
+        try scenario.service.enable(mic: false, app: true)
+        let update = { (index: Int) in
+            PulseTimingUpdate(
+                sourceUsec: 0, transportUsec: index / 100 == 3 ? 55_000 : 80,
+                stamp: timeval(tv_sec: 1000 + index / 100, tv_usec: 0))
+        }
+        scenario.arrivalReads(600, lateNs: { _ in 80_000 }, timing: update)
+        let headers = try scenario.headers()
+        #expect(headers.count == 600 && headers.allSatisfy { $0.flags == .app })
+        #expect(Self.within(try scenario.timeErrors(Self.onLine(Scenario.startNs))))
+    }
+
+    @Test func severalCyclesSkippedAtOnceUnderPipewirePulseAreSteppedToWithin120Milliseconds() throws {
+        // R-PP-SKIP, a machine stalled for tens of milliseconds: three 256-sample cycles (16 ms).
+        let scenario = Scenario(.pipeWirePulse)
+        try scenario.service.enable(mic: false, app: true)
+        scenario.arrivalReads(300)
+        scenario.soundShiftNs = Scenario.ns(3 * 256)
+        scenario.arrivalReads(200)
+        let headers = try scenario.headers()
+        let stepped = headers.indices.filter { headers[$0].flags.contains(.timeStep) }
+        #expect(stepped.count == 1 && stepped.allSatisfy { $0 > 300 && $0 <= 312 }, "\(stepped)")
+        let errors = try scenario.timeErrors(Self.onLine(Scenario.startNs))
+        #expect(Self.within(errors.prefix(300)))
+        #expect(Self.within(errors[(stepped.first ?? 0)...].map { $0 - Int64(Scenario.ns(3 * 256)) }))
+    }
 }

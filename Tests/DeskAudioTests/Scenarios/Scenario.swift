@@ -188,14 +188,15 @@ final class Scenario {
     /// pipewire-pulse: `count` reads of one fragment of `fragment` samples each, made
     /// `lateNs(i)` after its last sample sounded (an arrival is never early).
     func arrivalReads(
-        _ count: Int, fragment: Int = 480, stream: ScriptedStream? = nil, lateNs: (Int) -> UInt64 = { _ in 0 }
+        _ count: Int, fragment: Int = 480, stream: ScriptedStream? = nil, lateNs: (Int) -> UInt64 = { _ in 0 },
+        timing: ((Int) -> PulseTimingUpdate?)? = nil
     ) {
         let stream = stream ?? app
         for index in 0..<count {
             let samples = tone(fragment, for: stream)
             soundSamples += fragment
             clock.set(soundTimeNs(soundSamples) + lateNs(index))
-            stream.arrivalRead([samples])
+            stream.arrivalRead([samples], timing: timing?(index))
             step()
         }
     }

@@ -142,12 +142,12 @@ final class ScriptedStream: CaptureStream, @unchecked Sendable {
         return true
     }
 
-    /// pipewire-pulse: a read at the virtual clock's now of `fragments`, the newest sample
-    /// having taken `pathNs` to arrive.
-    func arrivalRead(_ fragments: [[Float]], pathNs: UInt64 = 0) {
+    /// pipewire-pulse: a read at the virtual clock's now of `fragments`, with the stream's
+    /// last timing update (none: nil).
+    func arrivalRead(_ fragments: [[Float]], timing: PulseTimingUpdate? = nil) {
         precondition(path == .pipeWirePulse && !isStopped)
         let readable = fragments.reduce(0) { $0 + $1.count } * MemoryLayout<Float>.size
-        readTiming.beginArrivalRead(nowNs: clock.nowNs, readableBytes: readable, pathNs: pathNs, readSamples: readSamples)
+        readTiming.beginArrivalRead(nowNs: clock.nowNs, readableBytes: readable, timing: timing, readSamples: readSamples)
         takeFragments(fragments, holeFloats: 0)
     }
 

@@ -82,6 +82,29 @@ import Testing
         #expect(try scenario.timeErrorsBySampleClock().allSatisfy { abs($0) <= Self.sampleNs })
     }
 
+    @Test(arguments: paths) func aStallAndThenARestartWithNoAudioBetweenAreOneGapInTheSampleClock(
+        path: ScriptedServer.Path
+    ) throws {
+        // R-RESTART-GAP: a stall (stream reopened after 2 s) and the daemon's restart after it,
+        // with no audio between, each moved the sample clock from the same last chunk: the
+        // outage counted twice.
+        let scenario = Scenario(path)
+        try scenario.service.enable(mic: false, app: true)
+        scenario.play(100)
+        scenario.idle(2_200_000_000)
+        #expect(Self.events(scenario) == [.connected, .stalled, .connected])
+        scenario.server.isAnswering = false
+        scenario.app.fail()
+        scenario.idle(1_000_000_000)
+        scenario.server.isAnswering = true
+        scenario.idle(1_000_000_000)
+        #expect(scenario.server.streams.count == 3)
+        scenario.play(100)
+        let headers = try scenario.headers()
+        #expect(headers.count == 200 && headers.indices.filter { headers[$0].flags.contains(.afterGap) } == [100])
+        #expect(try scenario.timeErrorsBySampleClock().allSatisfy { abs($0) <= Self.sampleNs })
+    }
+
     @Test(arguments: paths) func aServerThatRefusesFailsTheStartWithItsReasonAndLeavesNothingRunning(
         path: ScriptedServer.Path
     ) throws {

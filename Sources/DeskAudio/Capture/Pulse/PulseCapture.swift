@@ -37,8 +37,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private var serverTiming: PulseRecordTiming?
     // Places the reads on the timeline and writes them into the feed.
     private var readTiming: PulseReadTiming
-    // On pipewire-pulse: the transport latency of its timing updates, less the stalls.
-    private var transportFloor = PulseTransportFloor()
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -314,12 +312,13 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             // pipewire-pulse reports no source latency for a monitor, and hands a monitor each
             // cycle as it is played; the server may keep part of a cycle back until a whole
             // fragment is ready.
-            var pathNs: UInt64 = 0
-            if let info = pulse.pa_stream_get_timing_info(stream) {
-                pathNs = (info.pointee.source_usec + transportFloor.transportUsec(of: info.pointee)) * 1000
+            let timing = pulse.pa_stream_get_timing_info(stream).map { info in
+                PulseTimingUpdate(
+                    sourceUsec: info.pointee.source_usec, transportUsec: info.pointee.transport_usec,
+                    stamp: info.pointee.timestamp)
             }
             readTiming.beginArrivalRead(
-                nowNs: LibraryClock.system.nowNs(), readableBytes: readable, pathNs: pathNs, readSamples: periodSamples)
+                nowNs: LibraryClock.system.nowNs(), readableBytes: readable, timing: timing, readSamples: periodSamples)
         }
         PulseConnection.readFragments(of: stream) { samples, floats in
             readTiming.take(samples, floats: floats, into: feed)
