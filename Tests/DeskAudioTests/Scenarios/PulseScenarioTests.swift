@@ -152,18 +152,21 @@ import Testing
         #expect(Self.within(try scenario.timeErrors(Self.onLine(Scenario.startNs))))
     }
 
-    @Test func severalCyclesSkippedAtOnceUnderPipewirePulseAreSteppedToWithin120Milliseconds() throws {
-        // R-PP-SKIP, a machine stalled for tens of milliseconds: three 256-sample cycles (16 ms).
+    @Test(arguments: [2, 3]) func severalCyclesSkippedAtOnceUnderPipewirePulseAreSteppedToWithin120Milliseconds(
+        cycles: Int
+    ) throws {
+        // R-PP-SKIP, a machine stalled for tens of milliseconds: two or three 256-sample cycles
+        // (10.7, 16 ms), more than `largeSkipNs`, are stepped to sooner than one.
         let scenario = Scenario(.pipeWirePulse)
         try scenario.service.enable(mic: false, app: true)
         scenario.arrivalReads(300)
-        scenario.soundShiftNs = Scenario.ns(3 * 256)
+        scenario.soundShiftNs = Scenario.ns(cycles * 256)
         scenario.arrivalReads(200)
         let headers = try scenario.headers()
         let stepped = headers.indices.filter { headers[$0].flags.contains(.timeStep) }
         #expect(stepped.count == 1 && stepped.allSatisfy { $0 > 300 && $0 <= 312 }, "\(stepped)")
         let errors = try scenario.timeErrors(Self.onLine(Scenario.startNs))
         #expect(Self.within(errors.prefix(300)))
-        #expect(Self.within(errors[(stepped.first ?? 0)...].map { $0 - Int64(Scenario.ns(3 * 256)) }))
+        #expect(Self.within(errors[(stepped.first ?? 0)...].map { $0 - Int64(Scenario.ns(cycles * 256)) }))
     }
 }
