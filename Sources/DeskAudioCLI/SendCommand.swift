@@ -70,10 +70,12 @@ struct SendCommand: ParsableCommand {
             let packetizer = try startRTP(service, duration: duration, destination: destination)
             let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: RTPPacketizer.maxPacketByteCount, alignment: 8)
             defer { packet.deallocate() }
-            // Only the library's delivery thread takes the lock: it is never contended.
-            let stream = LockedValue((packetizer: packetizer, packet: packet))
+            // Used only inside the frame handler, on the library's delivery thread.
+            let stream = LoopBound((packetizer: packetizer, packet: packet), on: "the frame handler's thread") {
+                [unowned service] in service.isInsideFrameHandler
+            }
             service.setFrameHandler { frame in
-                stream.withLock { stream in
+                stream.withValue { stream in
                     guard let length = try? stream.packetizer.packetize(frame, into: stream.packet) else {
                         return counts.refused()
                     }

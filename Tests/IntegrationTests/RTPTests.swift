@@ -195,8 +195,9 @@ private final class RTPReceiver: Sendable {
 /// a host's callback does with deskaudio_rtp_packetize.
 private final class RTPCallbackSender: Sendable {
     private let socket: Int32
-    /// The packetizer, its packet buffer and the frames sent, used on the delivery thread.
-    private let state: LockedValue<(packetizer: deskaudio_rtp_packetizer, packet: [UInt8], frames: [[UInt8]])>
+    /// The packetizer (its handle's address: the lock owns it), its packet buffer and the
+    /// frames sent, used on the delivery thread.
+    private let state: LockedValue<(packetizer: UInt, packet: [UInt8], frames: [[UInt8]])>
 
     init(port: UInt16) throws {
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
@@ -207,11 +208,11 @@ private final class RTPCallbackSender: Sendable {
         }
         try #require(connected == 0)
         let packetizer = try #require(deskaudio_rtp_packetizer_create(111, 0))
-        state = LockedValue((packetizer, [UInt8](repeating: 0, count: Int(DESKAUDIO_RTP_MAX_PACKET)), []))
+        state = LockedValue((UInt(bitPattern: packetizer), [UInt8](repeating: 0, count: Int(DESKAUDIO_RTP_MAX_PACKET)), []))
     }
 
     deinit {
-        state.withLock { deskaudio_rtp_packetizer_destroy($0.packetizer) }
+        state.withLock { deskaudio_rtp_packetizer_destroy(OpaquePointer(bitPattern: $0.packetizer)) }
         close(socket)
     }
 
@@ -225,7 +226,7 @@ private final class RTPCallbackSender: Sendable {
     private func send(_ frame: UnsafeBufferPointer<UInt8>) {
         state.withLock { state in
             state.frames.append(Array(frame))
-            let packetizer = state.packetizer
+            let packetizer = OpaquePointer(bitPattern: state.packetizer)
             let length = state.packet.withUnsafeMutableBufferPointer {
                 deskaudio_rtp_packetize(packetizer, frame.baseAddress, frame.count, $0.baseAddress, $0.count)
             }

@@ -65,6 +65,7 @@
     X(pa_strerror) \
     X(pa_threaded_mainloop_free) \
     X(pa_threaded_mainloop_get_api) \
+    X(pa_threaded_mainloop_in_thread) \
     X(pa_threaded_mainloop_lock) \
     X(pa_threaded_mainloop_new) \
     X(pa_threaded_mainloop_start) \

@@ -1,8 +1,9 @@
 import Glibc
 
-/// A value behind a pthread mutex. (Used instead of the standard library's Mutex, whose
+/// A value behind a pthread mutex, reachable only through it: Sendable where its value is,
+/// as swift-nio's NIOLockedValueBox. (Used instead of the standard library's Mutex, whose
 /// futex calls ThreadSanitizer cannot see: it reports every access through it as a race.)
-public final class LockedValue<Value>: @unchecked Sendable {
+public final class LockedValue<Value> {
     private let lock = PThreadMutex()
     private var value: Value
 
@@ -28,3 +29,6 @@ public final class LockedValue<Value>: @unchecked Sendable {
         return body(&value)
     }
 }
+
+// The mutex orders every access to the value; a value that may cross threads makes the box one.
+extension LockedValue: @unchecked Sendable where Value: Sendable {}

@@ -35,8 +35,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     // On plain PulseAudio: when the stream's samples sounded, from the server's snapshots.
     // Nil on pipewire-pulse, whose capture times are worked back from arrivals.
     private var serverTiming: PulseRecordTiming?
-    // Places the reads on the timeline and writes them into the feed.
-    private var readTiming: PulseReadTiming
+    // Places the reads on the timeline and writes them into the feed: on the main loop only.
+    private var readTiming: LoopBound<PulseReadTiming>?
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -51,7 +51,6 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         pipeWireQuantum: Int? = nil, layout: ChannelLayout = .stereo, onStop: (() -> Void)? = nil
     ) {
         self.layout = layout
-        readTiming = PulseReadTiming(channels: layout.channels)
         self.feed = feed
         self.wake = wake
         self.periodSamples = periodSamples
@@ -71,6 +70,9 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         let newConnection = try PulseConnection(
             deadline: deadline, properties: quantum.map { ["pulse.min.quantum": $0, "pulse.min.frag": $0] } ?? [:])
         connection = newConnection
+        readTiming = LoopBound(PulseReadTiming(channels: layout.channels), on: "libpulse's main loop") {
+            [loop = newConnection.loopAddress] in PulseConnection.isOnLoop(at: loop)
+        }
         try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             self.target = target
             if try newConnection.serverName(until: deadline).hasPrefix("PulseAudio (on PipeWire") {
@@ -300,29 +302,33 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     // Main loop thread: translate libpulse's account of the read for the timing, copy
     // everything readable through it into the ring, and wake the worker.
     private func readAvailable(_ stream: OpaquePointer?) {
+        guard let readTiming else { return }
         let readable = pulse.pa_stream_readable_size(stream)
-        if let serverTiming {
-            // Plain PulseAudio: from the server's last snapshot, once per snapshot.
-            serverTiming.refresh(stream: stream, nowNs: LibraryClock.system.nowNs())
-            guard
-                readTiming.beginServerClockRead(
-                    mark: serverTiming.takeMark(), hasMarked: serverTiming.hasMarked, readableBytes: readable)
-            else { return }
-        } else {
-            // pipewire-pulse reports no source latency for a monitor, and hands a monitor each
-            // cycle as it is played; the server may keep part of a cycle back until a whole
-            // fragment is ready.
-            let timing = pulse.pa_stream_get_timing_info(stream).map { info in
-                PulseTimingUpdate(
-                    sourceUsec: info.pointee.source_usec, transportUsec: info.pointee.transport_usec,
-                    stamp: info.pointee.timestamp)
+        let held = readTiming.withValue { timing -> Bool in
+            if let serverTiming {
+                // Plain PulseAudio: from the server's last snapshot, once per snapshot.
+                serverTiming.refresh(stream: stream, nowNs: LibraryClock.system.nowNs())
+                guard
+                    timing.beginServerClockRead(
+                        mark: serverTiming.takeMark(), hasMarked: serverTiming.hasMarked, readableBytes: readable)
+                else { return true }
+            } else {
+                // pipewire-pulse reports no source latency for a monitor, and hands a monitor
+                // each cycle as it is played; the server may keep part of a cycle back until a
+                // whole fragment is ready.
+                let update = pulse.pa_stream_get_timing_info(stream).map { info in
+                    PulseTimingUpdate(
+                        sourceUsec: info.pointee.source_usec, transportUsec: info.pointee.transport_usec,
+                        stamp: info.pointee.timestamp)
+                }
+                timing.beginArrivalRead(
+                    nowNs: LibraryClock.system.nowNs(), readableBytes: readable, timing: update,
+                    readSamples: periodSamples)
             }
-            readTiming.beginArrivalRead(
-                nowNs: LibraryClock.system.nowNs(), readableBytes: readable, timing: timing, readSamples: periodSamples)
+            PulseConnection.readFragments(of: stream) { samples, floats in timing.take(samples, floats: floats, into: feed) }
+            return false
         }
-        PulseConnection.readFragments(of: stream) { samples, floats in
-            readTiming.take(samples, floats: floats, into: feed)
-        }
+        guard !held else { return }
         if let latency = PulseConnection.latencyNs(of: stream) { feed.reportServerLatency(nanoseconds: latency) }
         wake.signal(ringHolding: feed.ring.availableFloats)
     }

@@ -101,6 +101,14 @@ final class PulseConnection: MainLoopLocking {
     }
 
     /// Takes the main loop lock.
+    /// The main loop's address, for a check on another thread (`isOnLoop(at:)`).
+    var loopAddress: UInt { UInt(bitPattern: mainloop) }
+
+    /// True on the thread of the main loop at `address` (libpulse's own check).
+    static func isOnLoop(at address: UInt) -> Bool {
+        pulse.pa_threaded_mainloop_in_thread(OpaquePointer(bitPattern: address)) != 0
+    }
+
     func lock() { pulse.pa_threaded_mainloop_lock(mainloop) }
     /// Releases the main loop lock.
     func unlock() { pulse.pa_threaded_mainloop_unlock(mainloop) }
