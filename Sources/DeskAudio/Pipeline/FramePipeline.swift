@@ -162,7 +162,10 @@ public final class FramePipeline {
         }
         let samplesAfterStart = chunkEnd.sample - min(chunkEnd.sample, frameClock)
         let captureTime = chunkEnd.timeNs &- UInt64(Double(samplesAfterStart) * chunkEnd.nanosecondsPerSample)
-        if markNextTimeStep || movedAgainstSampleClock(frameClock, captureTime, chunkEnd) { flags.insert(.timeStep) }
+        // (The first frame of a capture follows no frame: nothing steps.)
+        if sequence > 0 && (markNextTimeStep || movedAgainstSampleClock(frameClock, captureTime, chunkEnd)) {
+            flags.insert(.timeStep)
+        }
         let mapping = encoder.layout.mappingFamily == 0 ? nil : encoder.mapping
         let headerBytes = mapping.map { AudioFrameHeader.byteCount + 2 + Int($0.channels) } ?? AudioFrameHeader.byteCount
         let packet = UnsafeMutableRawBufferPointer(rebasing: output[headerBytes...]).bindMemory(to: UInt8.self)

@@ -41,16 +41,24 @@ final class PipeWireCycleTiming {
     private var cycleWatch = PipeWireCycleWatch()
     private var zeroCycleWatch = PipeWireZeroCycleWatch()
     private let skipHold = PipeWireSkipHold()
+    /// What the server handed it, when DESKAUDIO_TRACE asks for a trace.
+    let trace: TimingTrace?
 
-    /// Timing for a stream that reads a sink's monitor (`readsMonitor`) or a source.
-    init(readsMonitor: Bool) {
+    /// Timing for a stream that reads a sink's monitor (`readsMonitor`) or a source, traced
+    /// into `trace` if given.
+    init(readsMonitor: Bool, trace: TimingTrace? = nil) {
         self.readsMonitor = readsMonitor
+        self.trace = trace
     }
 
     /// A buffer of interleaved `samples` came with `report`: writes it into `feed`, after
     /// the silence of any cycles missed before it, with its first sample's time.
     func take(_ samples: UnsafeBufferPointer<Float>, report: PipeWireCycleReport, into feed: SourceFeed) {
         let channels = max(feed.ring.channels, 1)
+        if let trace {
+            let (checksum, zero) = TimingTrace.digest(samples)
+            trace.note(.pipeWire(report, samples: samples.count / channels, checksum: checksum, zero: zero))
+        }
         // The cycle started at `now`; the device's samples are `delay` older. A monitor hands
         // over the sink's previous cycle: one quantum (this buffer's length) older still
         // (docs/capture.md, "Capture times").

@@ -22,17 +22,23 @@ struct PulseReadTiming {
     private let channels: Int
     // pipewire-pulse: the transport latency of its timing updates, less the stalls in them.
     private var transportFloor = PulseTransportFloor()
+    /// What the server handed it, when DESKAUDIO_TRACE asks for a trace.
+    let trace: TimingTrace?
 
-    /// Timing for a stream of `channels` float channels.
-    init(channels: Int) {
+    /// Timing for a stream of `channels` float channels, traced into `trace` if given.
+    init(channels: Int, trace: TimingTrace? = nil) {
         self.channels = max(channels, 1)
+        self.trace = trace
     }
 
     /// Plain PulseAudio, at a read with `readableBytes` waiting: stamps it from `mark` (the
     /// server's newest, not yet used), if any. False: hold the read back, since no mark has
     /// come yet (`hasMarked`) and less than `TimingPolicy.pulseFirstMarkHoldSamples` waits
     /// (docs/reliability.md, R-PULSE-FIRST-MARK).
-    mutating func beginServerClockRead(mark: ClockEstimator.Line?, hasMarked: Bool, readableBytes: Int) -> Bool {
+    mutating func beginServerClockRead(
+        mark: ClockEstimator.Line?, hasMarked: Bool, readableBytes: Int, nowNs: UInt64 = 0
+    ) -> Bool {
+        trace?.note(.pulseRead(mark: mark, hasMarked: hasMarked, readable: readableBytes, nowNs: nowNs))
         source = .serverClock
         pendingTimeNs = nil
         if let mark {
@@ -49,6 +55,7 @@ struct PulseReadTiming {
     /// is the buffer's length older. An arrival is never early, only late (`ArrivalEnvelope`
     /// keeps the earliest); the stream is read in fragments of `readSamples`.
     mutating func beginArrivalRead(nowNs: UInt64, readableBytes: Int, timing: PulseTimingUpdate?, readSamples: Int) {
+        trace?.note(.arrivalRead(nowNs: nowNs, readable: readableBytes, timing: timing))
         let pathNs = timing.map { update in
             (update.sourceUsec + transportFloor.transportUsec(stamp: update.stamp, reportedUsec: update.transportUsec)) * 1000
         } ?? 0
@@ -64,6 +71,10 @@ struct PulseReadTiming {
     mutating func take(_ samples: UnsafeBufferPointer<Float>?, floats: Int, into feed: SourceFeed) {
         let length = floats / channels
         streamPosition += Int64(length)
+        if let trace {
+            let (checksum, zero) = samples.map(TimingTrace.digest) ?? (0, true)
+            trace.note(.fragment(floats: floats, checksum: checksum, zero: zero, hole: samples == nil))
+        }
         let time = pendingTimeNs.flatMap { $0 > 0 ? UInt64($0) : nil }
         pendingTimeNs = nil
         if let samples {

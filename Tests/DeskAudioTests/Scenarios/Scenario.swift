@@ -15,7 +15,7 @@ final class Scenario {
         CaptureDevice(kind: .source, name: "mic", description: "Microphone", isDefault: true),
     ]
 
-    let clock = VirtualClock(startNs: Scenario.startNs)
+    let clock: VirtualClock
     let path: ScriptedServer.Path
     let server: ScriptedServer
     let service: AudioService
@@ -24,9 +24,11 @@ final class Scenario {
     private(set) var graphTicks: UInt64 = 0
     private var phase: [Int: Int] = [:]
 
-    /// A stopped service on a scripted server of `path`.
-    init(_ path: ScriptedServer.Path) {
+    /// A stopped service on a scripted server of `path`, its clock at `startNs`.
+    init(_ path: ScriptedServer.Path, startNs: UInt64 = Scenario.startNs) {
         self.path = path
+        clock = VirtualClock(startNs: startNs)
+        nextSuperviseNs = startNs + 200_000_000
         server = ScriptedServer(path: path, clock: clock, devices: Scenario.sinks)
         service = AudioService(
             backends: BackendSet(backends: [server]), clock: LibraryClock(virtual: clock), driving: .stepped)
@@ -69,7 +71,7 @@ final class Scenario {
             service.step()
         }
     }
-    private var nextSuperviseNs = Scenario.startNs + 200_000_000
+    private var nextSuperviseNs: UInt64
 
     /// Nothing reaches the library for `nanoseconds`: the sound plays on, the graph cycles on
     /// (nobody captures it), the clock moves in 10 ms steps with the service's rounds.

@@ -119,11 +119,51 @@ final class ScriptedStream: CaptureStream, @unchecked Sendable {
     /// stream `samples` (interleaved, its channels); the device's samples are `delayTicks`
     /// older; the cycle lasts `durationTicks` (nil: the buffer's length).
     func pipeWireBuffer(_ samples: [Float], nowNs: UInt64, ticks: UInt64, delayTicks: Int64 = 0, durationTicks: UInt64? = nil) {
+        pipeWireBuffer(
+            samples,
+            report: PipeWireCycleReport(
+                nowNs: Int64(nowNs), delayTicks: delayTicks, ticks: ticks, rate: (1, UInt32(AudioFormat.sampleRate)),
+                cycleDurationTicks: durationTicks))
+    }
+
+    /// PipeWire: a buffer of `samples` with the server's `report` as it gave it.
+    func pipeWireBuffer(_ samples: [Float], report: PipeWireCycleReport) {
         precondition(path == .pipeWire && !isStopped)
-        let report = PipeWireCycleReport(
-            nowNs: Int64(nowNs), delayTicks: delayTicks, ticks: ticks, rate: (1, UInt32(AudioFormat.sampleRate)),
-            cycleDurationTicks: durationTicks)
         samples.withUnsafeBufferPointer { cycleTiming.take($0, report: report, into: feed) }
+        wake.signal(ringHolding: feed.ring.availableFloats)
+    }
+
+    /// A fragment of a PulseAudio read: samples, or a hole of `floats`.
+    enum Fragment {
+        case samples([Float])
+        case hole(floats: Int)
+    }
+
+    /// Plain PulseAudio, as a trace recorded it: a read at the clock's now with `mark`,
+    /// `readable` bytes waiting, and the fragments the library then read (none when it held
+    /// the read back). Returns whether it read.
+    @discardableResult
+    func replayedPulseRead(mark: ClockEstimator.Line?, marked: Bool, readable: Int, fragments: [Fragment]) -> Bool {
+        precondition(path == .pulseAudio && !isStopped)
+        guard readTiming.beginServerClockRead(mark: mark, hasMarked: marked, readableBytes: readable) else { return false }
+        take(fragments)
+        return true
+    }
+
+    /// pipewire-pulse, as a trace recorded it.
+    func replayedArrivalRead(readable: Int, timing: PulseTimingUpdate?, fragments: [Fragment]) {
+        precondition(path == .pipeWirePulse && !isStopped)
+        readTiming.beginArrivalRead(nowNs: clock.nowNs, readableBytes: readable, timing: timing, readSamples: readSamples)
+        take(fragments)
+    }
+
+    private func take(_ fragments: [Fragment]) {
+        for fragment in fragments {
+            switch fragment {
+            case .samples(let samples): samples.withUnsafeBufferPointer { readTiming.take($0, floats: $0.count, into: feed) }
+            case .hole(let floats): readTiming.take(nil, floats: floats, into: feed)
+            }
+        }
         wake.signal(ringHolding: feed.ring.availableFloats)
     }
 

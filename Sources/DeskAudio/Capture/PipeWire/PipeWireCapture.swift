@@ -70,7 +70,11 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         throws(DeskAudioError)
     {
         precondition(connection == nil && hostMute == nil, "start called twice")
-        timing = PipeWireCycleTiming(readsMonitor: target.recordsASink)
+        timing = PipeWireCycleTiming(
+            readsMonitor: target.recordsASink,
+            trace: TimingTrace.start(
+                kind: "pipewire", feed: feed, readSamples: options.pipeWireQuantum ?? options.periodSamples,
+                readsMonitor: target.recordsASink))
         periodSamples = options.pipeWireQuantum ?? options.periodSamples
         layout = options.layout
         // The mute starts first, with no lock of this connection held: its start waits for
@@ -135,6 +139,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         virtualSink = nil
         if let stream { pw_stream_destroy(stream) }
         stream = nil
+        timing.trace?.finish(feed: feed)
         timing.reset()
         connection.unlock()
         linkWatch = nil

@@ -37,6 +37,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private var serverTiming: PulseRecordTiming?
     // Places the reads on the timeline and writes them into the feed: on the main loop only.
     private var readTiming: LoopBound<PulseReadTiming>?
+    // The same trace as readTiming's, reachable from the thread that stops the stream.
+    private var trace: TimingTrace?
 
     /// True once the server connection or the record stream failed after start.
     var hasFailed: Bool { failed.load(ordering: .acquiring) }
@@ -70,18 +72,23 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
         let newConnection = try PulseConnection(
             deadline: deadline, properties: quantum.map { ["pulse.min.quantum": $0, "pulse.min.frag": $0] } ?? [:])
         connection = newConnection
-        readTiming = LoopBound(PulseReadTiming(channels: layout.channels), on: "libpulse's main loop") {
-            [loop = newConnection.loopAddress] in PulseConnection.isOnLoop(at: loop)
-        }
         try newConnection.withLock(undoingOnError: stop) { () throws(DeskAudioError) in
             self.target = target
-            if try newConnection.serverName(until: deadline).hasPrefix("PulseAudio (on PipeWire") {
+            let onPipeWire = try newConnection.serverName(until: deadline).hasPrefix("PulseAudio (on PipeWire")
+            if onPipeWire {
                 periodSamples = pipeWireQuantum ?? periodSamples
             } else {
                 // The first reads wait for the first answer (`readAvailable`), then go at once.
                 serverTiming = PulseRecordTiming(channels: layout.channels) { [unowned self] stream in
                     self.readAvailable(stream)
                 }
+            }
+            let trace = TimingTrace.start(
+                kind: onPipeWire ? "pipewire-pulse" : "pulseaudio", feed: feed, readSamples: periodSamples,
+                readsMonitor: target.recordsASink)
+            self.trace = trace
+            readTiming = LoopBound(PulseReadTiming(channels: layout.channels, trace: trace), on: "libpulse's main loop") {
+                [loop = newConnection.loopAddress] in PulseConnection.isOnLoop(at: loop)
             }
             resolveTarget()
             try newConnection.wait(until: deadline, what: "the capture device") { resolution != nil }
@@ -117,6 +124,9 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             self.stream = nil
             connection.unlock()
         }
+        // No read runs now: the trace, if any, is written here.
+        trace?.finish(feed: feed)
+        trace = nil
         connection.close()
         self.connection = nil
     }
@@ -310,7 +320,8 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 serverTiming.refresh(stream: stream, nowNs: LibraryClock.system.nowNs())
                 guard
                     timing.beginServerClockRead(
-                        mark: serverTiming.takeMark(), hasMarked: serverTiming.hasMarked, readableBytes: readable)
+                        mark: serverTiming.takeMark(), hasMarked: serverTiming.hasMarked, readableBytes: readable,
+                        nowNs: LibraryClock.system.nowNs())
                 else { return true }
             } else {
                 // pipewire-pulse reports no source latency for a monitor, and hands a monitor

@@ -1,0 +1,67 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import DeskAudio
+
+/// Traces recorded from real servers (Tests/Vectors/traces, written by `TimingTrace` with
+/// DESKAUDIO_TRACE set while `deskaudio record --seconds 3` captured a 1 kHz tone on a private
+/// rig: scripts/record-traces), replayed through the whole service on a virtual clock: the
+/// counts are the live run's, and the frames' times the server's own account.
+@Suite struct RecordedTraceTests {
+    /// Replays the trace named, app audio, and returns the scenario.
+    static func replayed(_ name: String) throws -> (Scenario, RecordedTrace, [AudioFrameHeader]) {
+        let trace = try RecordedTrace(named: name)
+        let scenario = Scenario(trace.path, startNs: trace.firstNs - 1_000_000_000)
+        try scenario.service.enable(mic: false, app: true)
+        scenario.replay(trace)
+        let stats = scenario.service.stats()
+        #expect(stats.framesSkippedByServer == UInt64((trace.skippedSamples + 479) / 480) || trace.skippedSamples > 0)
+        #expect(stats.serverZeroCycles == UInt64(trace.zeroCycles), "as live")
+        return (scenario, trace, try scenario.headers())
+    }
+
+    static func steps(_ headers: [AudioFrameHeader]) -> [Int] {
+        headers.indices.filter { headers[$0].flags.contains(.timeStep) }
+    }
+
+    @Test(arguments: ["debian12-pipewire.txt"]) func aPipeWireMonitorsFramesAreStampedAsItsGraphClockSays(name: String) throws {
+        let (_, trace, headers) = try Self.replayed(name)
+        // The graph's own account of each buffer's first sample: the cycle's time less the
+        // device's delay and, for a monitor, the buffer's length.
+        var buffers: [(start: Int, timeNs: Double)] = []
+        var position = 0
+        for case .pipeWire(let report, let samples, _, _) in trace.events {
+            buffers.append((position, Double(report.nowNs) - report.delayNs - Double(trace.readsMonitor ? samples : 0) * 1e9 / 48000))
+            position += samples
+        }
+        #expect(headers.count == position / 480)
+        #expect(Self.steps(headers).isEmpty)
+        // (The first frame's first buffer came 37 ms before its place on the graph's line: the
+        // line is the cycles' after it.)
+        let errors = headers.dropFirst().map { header -> Double in
+            let sample = Int(header.sampleClock)
+            let buffer = buffers.last { $0.start <= sample }!
+            return Double(header.captureTimeNs) - (buffer.timeNs + Double(sample - buffer.start) * 1e9 / 48000)
+        }
+        #expect(errors.allSatisfy { abs($0) <= 1_000 }, "\(errors.max()!) \(errors.min()!)")
+    }
+
+    @Test(arguments: ["debian12-pulseaudio.txt"]) func plainPulseAudiosFramesAreStampedAsItsMarksSay(name: String) throws {
+        let (_, trace, headers) = try Self.replayed(name)
+        var marks: [ClockEstimator.Line] = []
+        for case .pulseRead(let mark?, _, _, _, _) in trace.events { marks.append(mark) }
+        #expect(Self.steps(headers).isEmpty)
+        let errors = headers.map { header -> Double in
+            let mark = marks.last { $0.position <= Int64(header.sampleClock) } ?? marks[0]
+            return Double(header.captureTimeNs) - mark.timeNs(ofPosition: Int64(header.sampleClock))
+        }
+        #expect(errors.allSatisfy { abs($0) <= 200_000 }, "within 0.2 ms of the last mark's line: \(errors.max()!) \(errors.min()!)")
+    }
+
+    @Test(arguments: ["debian12-pipewire-pulse.txt"]) func pipewirePulsesArrivalsSettleWithin250Milliseconds(name: String) throws {
+        let (_, _, headers) = try Self.replayed(name)
+        #expect(headers.count >= 295)
+        #expect(Self.steps(headers).allSatisfy { $0 < 25 }, "\(Self.steps(headers))")
+    }
+}
