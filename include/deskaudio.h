@@ -447,7 +447,7 @@ DESKAUDIO_EXPORT const char *deskaudio_backend(void);
  * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
  * @param stats where the counts go (not NULL).
  * @param stats_size `sizeof(deskaudio_stats)`: fields appended in later versions are not
- *        written past it (README, "Versions").
+ *        written past it (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
 DESKAUDIO_EXPORT int32_t deskaudio_capture_get_stats(deskaudio_capture *capture, deskaudio_stats *stats, size_t stats_size);
@@ -457,7 +457,7 @@ DESKAUDIO_EXPORT int32_t deskaudio_capture_get_stats(deskaudio_capture *capture,
  *
  * @param stats where the counts go (not NULL).
  * @param stats_size `sizeof(deskaudio_stats)`: fields appended in later versions are not
- *        written past it (README, "Versions").
+ *        written past it (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
 DESKAUDIO_EXPORT int32_t deskaudio_get_stats(deskaudio_stats *stats, size_t stats_size);
@@ -470,7 +470,7 @@ DESKAUDIO_EXPORT int32_t deskaudio_get_stats(deskaudio_stats *stats, size_t stat
  *
  * @param capture the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
  * @param clock where the mapping goes (not NULL).
- * @param clock_size `sizeof(deskaudio_clock)` (README, "Versions").
+ * @param clock_size `sizeof(deskaudio_clock)` (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK; DESKAUDIO_ERROR_STREAM when no audio has been framed yet (nothing
  *         captured or pushed since the capture was created); DESKAUDIO_ERROR_INVALID_ARGUMENT.
  */
@@ -480,7 +480,7 @@ DESKAUDIO_EXPORT int32_t deskaudio_capture_get_clock(deskaudio_capture *capture,
  * deskaudio_capture_get_clock() of the default capture.
  *
  * @param clock where the mapping goes (not NULL).
- * @param clock_size `sizeof(deskaudio_clock)` (README, "Versions").
+ * @param clock_size `sizeof(deskaudio_clock)` (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK; DESKAUDIO_ERROR_STREAM when no audio has been framed yet (nothing
  *         captured or pushed since the capture was created); DESKAUDIO_ERROR_INVALID_ARGUMENT.
  */
@@ -1283,7 +1283,7 @@ DESKAUDIO_EXPORT int32_t deskaudio_encoder_mark_gap(deskaudio_encoder *encoder, 
  *
  * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
  * @param stats where the counts go (not NULL).
- * @param stats_size `sizeof(deskaudio_encoder_stats)` (README, "Versions").
+ * @param stats_size `sizeof(deskaudio_encoder_stats)` (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
 DESKAUDIO_EXPORT int32_t deskaudio_encoder_get_stats(deskaudio_encoder *encoder, deskaudio_encoder_stats *stats, size_t stats_size);
@@ -1479,7 +1479,7 @@ typedef struct deskaudio_remote_mic deskaudio_remote_mic;
  * @param bytes the AudioFrame (not NULL); the caller's.
  * @param len bytes at `bytes`.
  * @param info where the fields go (not NULL); its `payload` points into `bytes`.
- * @param info_size `sizeof(deskaudio_frame_info)` (README, "Versions").
+ * @param info_size `sizeof(deskaudio_frame_info)` (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_* code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL).
  */
 DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_parse_frame(const uint8_t *bytes, size_t len, deskaudio_frame_info *info, size_t info_size);
@@ -1548,7 +1548,7 @@ DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_decoder_decode(d
  *
  * @param decoder the decoder (not NULL).
  * @param stats where the counts go (not NULL).
- * @param stats_size `sizeof(deskaudio_decoder_stats)` (README, "Versions").
+ * @param stats_size `sizeof(deskaudio_decoder_stats)` (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
 DESKAUDIO_EXPORT int32_t deskaudio_decoder_get_stats(deskaudio_decoder *decoder, deskaudio_decoder_stats *stats, size_t stats_size);
@@ -1601,7 +1601,7 @@ DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_feed(deskaudio_remote_mic *microph
  *
  * @param microphone the microphone (not NULL).
  * @param stats where the counts go (not NULL).
- * @param stats_size `sizeof(deskaudio_remote_mic_stats)` (README, "Versions").
+ * @param stats_size `sizeof(deskaudio_remote_mic_stats)` (docs/hosting.md, "Versions").
  * @return DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
  */
 DESKAUDIO_EXPORT int32_t deskaudio_remote_mic_get_stats(deskaudio_remote_mic *microphone, deskaudio_remote_mic_stats *stats, size_t stats_size);

@@ -120,7 +120,7 @@ public func deskaudio_encoder_mark_gap(_ encoder: deskaudio_encoder?, _ skipped_
 /// - Parameters:
 ///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - stats: where the counts go (not NULL).
-///   - stats_size: `sizeof(deskaudio_encoder_stats)` (README, "Versions").
+///   - stats_size: `sizeof(deskaudio_encoder_stats)` (docs/hosting.md, "Versions").
 /// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_encoder_get_stats")
 public func deskaudio_encoder_get_stats(

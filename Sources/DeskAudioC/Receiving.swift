@@ -32,7 +32,7 @@ public enum deskaudio_frame_flag: Int32, CaseIterable {
 ///   - bytes: the AudioFrame (not NULL); the caller's.
 ///   - len: bytes at `bytes`.
 ///   - info: where the fields go (not NULL); its `payload` points into `bytes`.
-///   - info_size: `sizeof(deskaudio_frame_info)` (README, "Versions").
+///   - info_size: `sizeof(deskaudio_frame_info)` (docs/hosting.md, "Versions").
 /// - Returns: DESKAUDIO_OK, or a DESKAUDIO_ERROR_FRAME_* code naming what is wrong (DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL).
 // C: warn_unused_result
 @_cdecl("deskaudio_parse_frame")
@@ -171,7 +171,7 @@ public func deskaudio_decoder_decode(
 /// - Parameters:
 ///   - decoder: the decoder (not NULL).
 ///   - stats: where the counts go (not NULL).
-///   - stats_size: `sizeof(deskaudio_decoder_stats)` (README, "Versions").
+///   - stats_size: `sizeof(deskaudio_decoder_stats)` (docs/hosting.md, "Versions").
 /// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_decoder_get_stats")
 public func deskaudio_decoder_get_stats(

@@ -101,7 +101,7 @@ public func deskaudio_remote_mic_feed(
 /// - Parameters:
 ///   - microphone: the microphone (not NULL).
 ///   - stats: where the counts go (not NULL).
-///   - stats_size: `sizeof(deskaudio_remote_mic_stats)` (README, "Versions").
+///   - stats_size: `sizeof(deskaudio_remote_mic_stats)` (docs/hosting.md, "Versions").
 /// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_remote_mic_get_stats")
 public func deskaudio_remote_mic_get_stats(

@@ -21,7 +21,7 @@ public enum deskaudio_backend_kind: Int32, CaseIterable {
 ///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - stats: where the counts go (not NULL).
 ///   - stats_size: `sizeof(deskaudio_stats)`: fields appended in later versions are not
-///     written past it (README, "Versions").
+///     written past it (docs/hosting.md, "Versions").
 /// - Returns: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, or a size of 0).
 @_cdecl("deskaudio_capture_get_stats")
 public func deskaudio_capture_get_stats(
@@ -65,7 +65,7 @@ private func statsOf(_ service: AudioService) -> deskaudio_stats {
 /// - Parameters:
 ///   - capture: the capture (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - clock: where the mapping goes (not NULL).
-///   - clock_size: `sizeof(deskaudio_clock)` (README, "Versions").
+///   - clock_size: `sizeof(deskaudio_clock)` (docs/hosting.md, "Versions").
 /// - Returns: DESKAUDIO_OK; DESKAUDIO_ERROR_STREAM when no audio has been framed yet (nothing
 ///   captured or pushed since the capture was created); DESKAUDIO_ERROR_INVALID_ARGUMENT.
 @_cdecl("deskaudio_capture_get_clock")
