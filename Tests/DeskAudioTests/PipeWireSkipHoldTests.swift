@@ -3,7 +3,7 @@ import Testing
 @testable import DeskAudio
 
 /// The buffer after a skip waits one cycle, and what comes at the same position again says
-/// what it was: what a stalled process resuming gets from PipeWire (docs/reliability.md).
+/// what it was: what a stalled process resuming gets from PipeWire (docs/reliability.md, R-PW-DOUBLE-CALL).
 @Suite struct PipeWireSkipHoldTests {
     /// What the hold handed on, in order: "silence N" or "audio FIRST_SAMPLE@TIME".
     final class Record {

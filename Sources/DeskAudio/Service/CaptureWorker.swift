@@ -114,7 +114,7 @@ final class CaptureWorker: @unchecked Sendable {
             if gapPending.exchange(false, ordering: .acquiringAndReleasing) {
                 // The audio before the break is over: the next chunk follows a gap, which
                 // ends where that chunk's audio begins (see below). A second break before
-                // any audio (a stall, then the server's restart) is the same gap.
+                // any audio (a stall, then the server's restart) is the same gap (R-RESTART-GAP).
                 if gapSince == nil { gapSince = lastChunkEndNs ?? 0 }
                 lastServerClock = nil
                 mixer.forgetLateAudio()

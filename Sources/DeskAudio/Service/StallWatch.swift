@@ -4,7 +4,7 @@
 /// restarted, or someone unlinked it). Patience: 2 s for a stream that had audio; 1 s for
 /// the stream reopened after a stall (a new stream has audio within milliseconds once
 /// linked); then 2, 4, 8, up to 16 s, so a stream that stays unfed is reopened less and less
-/// often. Audio arriving starts over.
+/// often. Audio arriving starts over (docs/reliability.md, R-WP-RESTART).
 struct StallWatch {
     /// Stalls since audio last arrived: 1 after the first, when the stream is reopened.
     private(set) var stallsInARow = 0

@@ -2,7 +2,8 @@ import Glibc
 
 /// A value behind a pthread mutex, reachable only through it: Sendable where its value is,
 /// as swift-nio's NIOLockedValueBox. (Used instead of the standard library's Mutex, whose
-/// futex calls ThreadSanitizer cannot see: it reports every access through it as a race.)
+/// futex calls ThreadSanitizer cannot see: it reports every access through it as a race;
+/// docs/reliability.md, R-TSAN-MUTEX.)
 public final class LockedValue<Value> {
     private let lock = PThreadMutex()
     private var value: Value

@@ -1,7 +1,7 @@
 /// Holds back for one graph cycle the buffer after which cycles were found missed
 /// (`PipeWireCycleWatch`). When a stalled stream resumes, PipeWire may call it twice for one
 /// cycle (the same position, `pw_time.ticks`, in both calls); the next call tells what the
-/// held buffer was. Seen sample for sample against what was played (docs/reliability.md):
+/// held buffer was. Seen sample for sample against what was played (docs/reliability.md, R-PW-DOUBLE-CALL):
 /// - the second buffer is the first again, or zeros, and the first is audio: the first came
 ///   after the cycles missed, as counted; the second is no audio and is dropped;
 /// - the second is audio of its own: the first was the cycle pending when the stream stalled,

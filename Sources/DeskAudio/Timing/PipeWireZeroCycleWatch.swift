@@ -3,7 +3,7 @@
 /// of a monitor now and then gets such a cycle with nothing lost: the audio after it goes on
 /// where the buffer before it ended, one quantum later than its times say (until the server
 /// drops a cycle for that consumer), and other consumers of the same monitor mostly do not
-/// get it (docs/reliability.md, "Monitor consumers that get a cycle of zeros"). Nothing in the
+/// get it (docs/reliability.md, R-PW-ZERO-CYCLE). Nothing in the
 /// buffer tells it from a pause of one cycle in the sound, so it is counted (`SourceFeed`),
 /// not changed: the count tells a host or a test where a short silence came from the server.
 /// Data thread only; a value type with no allocation.

@@ -7,7 +7,8 @@ import Glibc
 /// docs/capture.md), and the value stays until the next update, a second or more later. Added
 /// to each read's path, it made the reads of that second look 55 ms early, and the arrival
 /// clock stepped back, then forward again. Like an arrival, that measure can be late, never
-/// early: the least of the last `updateCount` updates is the transport. Main loop thread only;
+/// early: the least of the last `updateCount` updates is the transport (docs/reliability.md,
+/// R-PP-TRANSPORT). Main loop thread only;
 /// a value type with no locks or allocation.
 struct PulseTransportFloor {
     /// How many timing updates the least is taken over (libpulse updates about once a second).

@@ -17,7 +17,7 @@
 /// A skip of several cycles (a machine that stalled for tens of milliseconds) is told sooner
 /// (`largeSkip`): every report of 100 ms of audio, coming over 100 ms, later than a cycle
 /// and a read's straying allow. A value type with no locks or allocation: the reporting thread
-/// owns it.
+/// owns it (docs/reliability.md, R-PP-SKIP).
 struct SkippedCycleWatch: Sendable {
     /// Samples in a part of a stream read in fragments longer than `shortReadSamples`: 125 ms.
     static let longestPartSamples = Int64(AudioFormat.sampleRate / 8)

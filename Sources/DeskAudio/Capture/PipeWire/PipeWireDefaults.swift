@@ -7,7 +7,7 @@ import Glibc
 /// PipeWire holds back every request of a client that has bound a metadata until the
 /// metadata's owner, the session manager, answers the daemon's ping. A session manager that
 /// does not answer (one stopped, or WirePlumber 0.4.13 after a restart on PipeWire 0.3.65: see
-/// docs/reliability.md) would otherwise leave the caller's connection unanswered for good, and
+/// docs/reliability.md, R-WP-METADATA) would otherwise leave the caller's connection unanswered for good, and
 /// with it the capture stream made on it.
 struct PipeWireDefaults: Equatable, Sendable {
     /// The node named by `default.audio.sink`, if any.
