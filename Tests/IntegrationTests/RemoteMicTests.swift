@@ -108,7 +108,9 @@ extension RealServerTests {
             // inserted shifts the phase, which a whole-window measure would count as loss);
             // unbroken: no 10 ms block without the tone.
             let level = SignalAnalysis.medianBlockLevel(steady[...], frequency: 440)
-            #expect(abs(level - quietSineLevel) <= 1, "the viewer's tone at \(level) dBFS")
+            expectWithinBudget(
+                "the viewer's tone level off the played (median 100 ms block)", abs(level - quietSineLevel), unit: "dB",
+                .atMost(1), "at \(level) dBFS")
             var broken = 0
             for start in stride(from: 0, to: steady.count - 480, by: 480) {
                 if SignalAnalysis.rmsDecibels(Array(steady[start..<(start + 480)])) < quietSineLevel - 6 { broken += 1 }

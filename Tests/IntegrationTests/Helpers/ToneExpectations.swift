@@ -101,7 +101,11 @@ func expectMicAloneWithoutAppAudio(
     let profile = sorted.isEmpty ? "no loud frames" : String(
         format: "%.2f Hz; frame RMS min %.1f, median %.1f, max %.1f dBFS", SignalAnalysis.pitch(tone.interior),
         sorted[0], sorted[sorted.count / 2], sorted[sorted.count - 1])
-    #expect(abs(mic - quietSineLevel) <= 1, "440 Hz at \(mic) dBFS (\(profile))", sourceLocation: sourceLocation)
+    // Within 1 dB in the plain suites; under a sanitizer, whose slowdown starves the rig's
+    // real-time threads, recorded.
+    expectWithinBudget(
+        "the microphone's level off the played (median 10 ms block)", abs(mic - quietSineLevel), unit: "dB", .atMost(1),
+        "440 Hz at \(mic) dBFS (\(profile))", sourceLocation: sourceLocation)
     #expect(app < -60, "1 kHz from the app sink leaked in at \(app) dBFS", sourceLocation: sourceLocation)
     return (mic, app)
 }
