@@ -19,14 +19,8 @@ final class CaptureWorker: @unchecked Sendable {
     private let driving: CaptureDriving
     /// Set when a source was reopened after a failure: the next audio follows a gap.
     let gapPending = Atomic<Bool>(false)
-    private var lastChunkEndNs: UInt64?
-    /// Set at a break in the audio: when the audio before it ended (0: no audio yet).
-    private var gapSince: UInt64?
-    // The last chunk stamped by a server clock, for chunks that cannot be (see chunkEnd).
-    private var lastServerClock: CaptureClock?
-    // The mapping the last chunk was stamped on (its relocks and origin): a chunk on another
-    // one steps the timeline.
-    private var lastMapping: (relocks: Int, origin: CaptureClock.Origin)?
+    // Where each chunk stands on the timeline.
+    private var stamper = ChunkStamper()
     private let thread: StoppableThread
     private let chunk: UnsafeMutableBufferPointer<Float>
 
@@ -55,8 +49,7 @@ final class CaptureWorker: @unchecked Sendable {
     func start() throws(DeskAudioError) {
         mixer.channels = pipeline.channels
         mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
-        lastServerClock = nil
-        lastMapping = nil
+        stamper.startRun()
         if driving == .stepped {
             delivery.startStepped()
             return
@@ -112,11 +105,7 @@ final class CaptureWorker: @unchecked Sendable {
         var progressed = false
         while !thread.isStopping {
             if gapPending.exchange(false, ordering: .acquiringAndReleasing) {
-                // The audio before the break is over: the next chunk follows a gap, which
-                // ends where that chunk's audio begins (see below). A second break before
-                // any audio (a stall, then the server's restart) is the same gap (R-RESTART-GAP).
-                if gapSince == nil { gapSince = lastChunkEndNs ?? 0 }
-                lastServerClock = nil
+                stamper.breakInAudio()
                 mixer.forgetLateAudio()
             }
             slots.list(into: inputs)
@@ -137,34 +126,25 @@ final class CaptureWorker: @unchecked Sendable {
             guard count > 0 else { return progressed }
             progressed = true
             settings.apply(to: pipeline)
-            var end = chunkEnd(timing: timing, readBefore: timingReadBefore, floats: count)
-            // A break, a relock of the server's clock, or another clock taking over: the
-            // timeline steps at the next frame (its flag tells the host). A break or another
-            // clock starts a line, which locks; a relock moves a running one.
-            let lineStarted = gapSince != nil || (lastMapping.map { $0.origin != end.origin } ?? false)
-            let timeStepped = lineStarted || (lastMapping.map { $0.relocks != end.relocks } ?? false)
-            lastMapping = (end.relocks, end.origin)
-            if let since = gapSince {
-                // The sample clock moves on by the outage, up to this chunk's first sample
-                // (its time by the new stream's clock), and the next frame is flagged.
-                // (Only the sample clock moves: the last mapping was dropped at the break, so
-                // the chunk's time does not depend on it.)
-                gapSince = nil
-                let startNs = end.timeNs &- UInt64(Double(count / pipeline.channels) * end.nanosecondsPerSample)
-                let outage = since > 0 && startNs > since ? startNs - since : 0
-                pipeline.markDiscontinuity(skippedSamples: AudioFormat.samples(inNanoseconds: outage))
-                end.sampleClock = sampleClock(afterChunkOf: count)
+            var stamp = stamper.stamp(
+                samples: count / pipeline.channels, endSample: sampleClock(afterChunkOf: count),
+                server: serverReading(timing: timing, readBefore: timingReadBefore, floats: count),
+                nowNs: clock.nowNs(), waitingSamples: inputs.mostFloatsWaiting / mixer.channels)
+            if let outage = stamp.outageSamples {
+                pipeline.markDiscontinuity(skippedSamples: outage)
+                stamp.end.sampleClock = sampleClock(afterChunkOf: count)
             }
-            lastChunkEndNs = end.timeNs
+            let end = stamp.end
+            stamper.framed(end)
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
-                nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: timeStepped, lineStarted: lineStarted,
+                nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: stamp.timeStepped,
+                lineStarted: stamp.lineStarted,
                 onServerClock: end.origin != .arrival
             ) { frame in
                 delivery.queue.push(frame)
             }
             stats.publish(pipeline.counters, mixer: mixer)
-            if case .serverClock = end.origin { lastServerClock = end }
             stats.publishClock(end)
         }
         return progressed
@@ -178,42 +158,18 @@ final class CaptureWorker: @unchecked Sendable {
         return 0
     }
 
-    // Where the sample after a chunk of `floats` stands (the mapping published for it): on the
-    // timing source's server clock when the whole chunk is that source's audio (it was not
-    // filled with silence for it) and its server has reported; otherwise along the last such
-    // mapping; before any, estimated from now, less the audio still waiting in the rings
-    // (captured after this chunk ended). Call before the chunk is processed.
-    private func chunkEnd(timing: Int?, readBefore: Int, floats: Int) -> CaptureClock {
-        let endSample = sampleClock(afterChunkOf: floats)
-        if let timing {
-            let ring = inputs.ring(timing)
-            let readAfter = ring.readFloats
-            if readAfter - readBefore == floats,
-                let reading = slots.clock(ofSlot: inputs.slot(timing)).takeUnretainedValue().reading
-            {
-                let endNs = reading.line.timeNs(ofPosition: Int64(readAfter / ring.channels))
-                if endNs > 0 {
-                    return CaptureClock(
-                        sampleClock: endSample, timeNs: UInt64(endNs),
-                        nanosecondsPerSample: reading.line.nanosecondsPerSample, rateErrorPPM: reading.rateErrorPPM,
-                        jitterNs: reading.jitterNs, relocks: reading.relocks,
-                        origin: .serverClock(inputs.flags(timing)))
-                }
-            }
-        }
-        // A chunk the server clock cannot place (the mix filled it with silence for the
-        // timed source) goes on along the last mapping, so that capture times never jump.
-        if var last = lastServerClock {
-            last.timeNs = last.timeNs(ofSampleClock: endSample)
-            last.sampleClock = endSample
-            return last
-        }
-        let waiting = inputs.mostFloatsWaiting
-        let laterNs = MonotonicClock.nanoseconds(ofSamples: UInt64(waiting / mixer.channels))
-        return CaptureClock(
-            sampleClock: endSample, timeNs: clock.nowNs() &- laterNs,
-            nanosecondsPerSample: FramePipeline.nominalNanosecondsPerSample, rateErrorPPM: 0, jitterNs: 0, relocks: 0,
-            origin: .arrival)
+    // The timing source's line for a chunk of `floats` just pulled, and the source's stream
+    // position after it, when the whole chunk is that source's audio (it was not filled with
+    // silence for it) and its server has reported; nil otherwise.
+    private func serverReading(timing: Int?, readBefore: Int, floats: Int)
+        -> (reading: StreamClock.Reading, position: Int64, flags: AudioFrameHeader.Flags)?
+    {
+        guard let timing else { return nil }
+        let ring = inputs.ring(timing)
+        let readAfter = ring.readFloats
+        guard readAfter - readBefore == floats, let reading = slots.clock(ofSlot: inputs.slot(timing)).takeUnretainedValue().reading
+        else { return nil }
+        return (reading, Int64(readAfter / ring.channels), inputs.flags(timing))
     }
 
     /// The sample clock just after a chunk of `floats` that is still to be processed.
