@@ -45,6 +45,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
 from janus_rig import STEREO, Janus, rtp_ports  # noqa: E402
+from report import record  # noqa: E402
 from signals import block_levels, dropouts, frequency, tone_shift  # noqa: E402
 from stamped_recorder import StampedRecorder  # noqa: E402
 from web_rig import Browser, cpu_seconds, rig_environment  # noqa: E402
@@ -69,15 +70,9 @@ def check(condition, text):
 
 
 def measure(figure, value, unit, at_most, text=""):
-    """A figure a loaded machine bends (dropouts, CPU): written to the measurement report
-    (DESKAUDIO_REPORT) and failed only past its gross budget `at_most`, stated at the call."""
-    within = value <= at_most
-    line = "\t".join(["webrtc_test.py", figure, f"{value:.4g}", unit, f"<= {at_most}", "within" if within else "PAST BUDGET"])
-    path = os.environ.get("DESKAUDIO_REPORT")
-    if path:
-        with open(path, "a") as report:
-            report.write(line + "\n")
-    check(within, f"{figure}: {value:.3g} {unit} (gross budget {at_most}) {text}")
+    """A figure a loaded machine bends: into the measurement report (report.py), failed only past
+    its gross budget `at_most`, stated at the call."""
+    check(record("webrtc_test.py", figure, value, unit, at_most), f"{figure}: {value:.3g} {unit} (gross budget {at_most}) {text}")
 
 
 class PageServer:
