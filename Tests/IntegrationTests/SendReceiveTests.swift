@@ -77,7 +77,9 @@ extension RealServerTests {
 
             let left = SignalAnalysis.left(try ExternalTools.readWav16(file)[...])
             let steady = left[min(left.count, 24_000)..<max(min(left.count, 24_000), left.count - 4_800)]
-            #expect(steady.count >= 48_000 * 3, "pw-record wrote \(left.count) samples")
+            // The recorder records 4 s from its start, which a loaded machine delays (clean-clone
+            // run of 7b07821: 3.54 s written): 2 s of steady tone are enough to judge.
+            #expect(steady.count >= 48_000 * 2, "pw-record wrote \(left.count) samples")
             let level = SignalAnalysis.medianBlockLevel(steady, frequency: 1000)
             #expect(abs(level - halfScaleSineLevel) <= 1, "the tone at \(level) dBFS")
             // No gap: no run of 10 ms blocks 6 dB under the tone longer than one concealed run:

@@ -57,7 +57,8 @@ final class PipeWireCycleTiming {
         let channels = max(feed.ring.channels, 1)
         if let trace {
             let (checksum, zero) = TimingTrace.digest(samples)
-            trace.note(.pipeWire(report, samples: samples.count / channels, checksum: checksum, zero: zero))
+            let head = samples.count > channels ? (samples[0], samples[channels]) : (0, 0)
+            trace.note(.pipeWire(report, samples: samples.count / channels, checksum: checksum, zero: zero, head: head))
         }
         // The cycle started at `now`; the device's samples are `delay` older. A monitor hands
         // over the sink's previous cycle: one quantum (this buffer's length) older still

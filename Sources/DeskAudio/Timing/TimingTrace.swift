@@ -15,8 +15,9 @@ final class TimingTrace {
 
     /// One line of the trace, as the data thread notes it.
     enum Record {
-        /// A PipeWire buffer: its report, samples per channel, checksum, all zeros.
-        case pipeWire(PipeWireCycleReport, samples: Int, checksum: UInt64, zero: Bool)
+        /// A PipeWire buffer: its report, samples per channel, checksum, all zeros, and its
+        /// first two samples of the first channel (a tone's phase, for a look at continuity).
+        case pipeWire(PipeWireCycleReport, samples: Int, checksum: UInt64, zero: Bool, head: (Float, Float))
         /// A plain PulseAudio read: the mark taken with it (nil: none), whether one had come, bytes readable, when.
         case pulseRead(mark: ClockEstimator.Line?, hasMarked: Bool, readable: Int, nowNs: UInt64)
         /// A pipewire-pulse read: when, bytes readable, the stream's last timing update.
@@ -89,9 +90,10 @@ final class TimingTrace {
 
     private static func line(_ record: Record) -> String {
         switch record {
-        case .pipeWire(let report, let samples, let checksum, let zero):
+        case .pipeWire(let report, let samples, let checksum, let zero, let head):
             return "pw now=\(report.nowNs) delay=\(report.delayTicks) ticks=\(report.ticks) rate=\(report.rate.num)/\(report.rate.denom) "
-                + "dur=\(report.cycleDurationTicks.map(String.init) ?? "-") n=\(samples) sum=\(checksum) zero=\(zero ? 1 : 0)"
+                + "dur=\(report.cycleDurationTicks.map(String.init) ?? "-") n=\(samples) sum=\(checksum) zero=\(zero ? 1 : 0) "
+                + "x0=\(head.0) x1=\(head.1)"
         case .pulseRead(let mark, let hasMarked, let readable, let nowNs):
             let taken = mark.map { "\($0.position):\(Int64($0.timeNs.rounded()))" } ?? "-"
             return "pa now=\(nowNs) mark=\(taken) marked=\(hasMarked ? 1 : 0) readable=\(readable)"

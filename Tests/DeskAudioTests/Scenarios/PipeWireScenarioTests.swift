@@ -191,7 +191,6 @@ import Testing
             let buffer = scenario.tone(256, for: stream)
             stream.pipeWireBuffer(
                 buffer, nowNs: scenario.graphTimeNs, ticks: jumped + UInt64(cycle * 256), durationTicks: 256)
-            scenario.missCycles(0)
             scenario.advanceGraph(256)
             scenario.step()
         }
