@@ -258,12 +258,18 @@ def surround_sink(environment):
                           env=environment, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def tone_levels(samples, seconds=2):
-    """dBFS of each SURROUND_TONES tone in `samples` (mono, 48 kHz), over `seconds` of them:
-    whole periods in that window, so each tone has an FFT bin of its own."""
-    window = samples[:seconds * 48000].astype(np.float64)
-    spectrum = np.abs(np.fft.rfft(window * np.hanning(len(window)))) / (len(window) / 4)
-    return [20 * np.log10(spectrum[hz * seconds] / np.sqrt(2) + 1e-12) for hz in SURROUND_TONES]
+def tone_levels(samples, seconds=2, block=0.5):
+    """dBFS of each SURROUND_TONES tone in `samples` (mono, 48 kHz), over `seconds` of them: the
+    median over blocks of `block` s (whole periods of every tone, so each has an FFT bin of its
+    own). A break in Chromium's output (a loaded machine's) lowers a block, not the level: one
+    2 s window read the tones 5-10 dB low so (clean-clone run of 7b07821)."""
+    size = int(block * 48000)
+    levels = []
+    for start in range(0, seconds * 48000 - size + 1, size):
+        window = samples[start:start + size].astype(np.float64)
+        spectrum = np.abs(np.fft.rfft(window * np.hanning(len(window)))) / (len(window) / 4)
+        levels.append([20 * np.log10(spectrum[int(hz * block)] / np.sqrt(2) + 1e-12) for hz in SURROUND_TONES])
+    return list(np.median(np.array(levels), axis=0))
 
 
 def judge_surround(janus, options, browser_environment, page):
