@@ -25,7 +25,7 @@ import Testing
         headers.indices.filter { headers[$0].flags.contains(.timeStep) }
     }
 
-    @Test(arguments: ["debian12-pipewire.txt"]) func aPipeWireMonitorsFramesAreStampedAsItsGraphClockSays(name: String) throws {
+    @Test(arguments: ["debian12-pipewire.txt", "debian13-pipewire.txt"]) func aPipeWireMonitorsFramesAreStampedAsItsGraphClockSays(name: String) throws {
         let (_, trace, headers) = try Self.replayed(name)
         // The graph's own account of each buffer's first sample: the cycle's time less the
         // device's delay and, for a monitor, the buffer's length.
@@ -37,8 +37,8 @@ import Testing
         }
         #expect(headers.count == position / 480)
         #expect(Self.steps(headers).isEmpty)
-        // (The first frame's first buffer came 37 ms before its place on the graph's line: the
-        // line is the cycles' after it.)
+        // (The first frame's first buffer may come before its place on the graph's line, 37 ms
+        // in Debian 12's: the line is the cycles' after it.)
         let errors = headers.dropFirst().map { header -> Double in
             let sample = Int(header.sampleClock)
             let buffer = buffers.last { $0.start <= sample }!
@@ -47,7 +47,7 @@ import Testing
         #expect(errors.allSatisfy { abs($0) <= 1_000 }, "\(errors.max()!) \(errors.min()!)")
     }
 
-    @Test(arguments: ["debian12-pulseaudio.txt"]) func plainPulseAudiosFramesAreStampedAsItsMarksSay(name: String) throws {
+    @Test(arguments: ["debian12-pulseaudio.txt", "debian13-pulseaudio.txt"]) func plainPulseAudiosFramesAreStampedAsItsMarksSay(name: String) throws {
         let (_, trace, headers) = try Self.replayed(name)
         var marks: [ClockEstimator.Line] = []
         for case .pulseRead(let mark?, _, _, _, _) in trace.events { marks.append(mark) }
@@ -59,7 +59,7 @@ import Testing
         #expect(errors.allSatisfy { abs($0) <= 200_000 }, "within 0.2 ms of the last mark's line: \(errors.max()!) \(errors.min()!)")
     }
 
-    @Test(arguments: ["debian12-pipewire-pulse.txt"]) func pipewirePulsesArrivalsSettleWithin250Milliseconds(name: String) throws {
+    @Test(arguments: ["debian12-pipewire-pulse.txt", "debian13-pipewire-pulse.txt"]) func pipewirePulsesArrivalsSettleWithin250Milliseconds(name: String) throws {
         let (_, _, headers) = try Self.replayed(name)
         #expect(headers.count >= 295)
         #expect(Self.steps(headers).allSatisfy { $0 < 25 }, "\(Self.steps(headers))")
