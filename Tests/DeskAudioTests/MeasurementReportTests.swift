@@ -10,8 +10,8 @@ import Testing
         #expect(!MeasurementReport.Budget.atMost(5).admits(5.01))
         #expect(MeasurementReport.Budget.atLeast(0.99).admits(1))
         #expect(!MeasurementReport.Budget.atLeast(0.99).admits(0.5))
-        #expect(MeasurementReport.record("gaps", 3, unit: "%", budget: .atMost(5), test: "t"))
-        #expect(!MeasurementReport.record("gaps", 6, unit: "%", budget: .atMost(5), test: "t"))
-        #expect(MeasurementReport.record("gaps", 6, unit: "%", budget: .atMost(5), test: "t", judged: false))
+        #expect(MeasurementReport.record("gaps", 3, unit: "%", budget: .atMost(5), test: "t", reportPath: nil))
+        #expect(!MeasurementReport.record("gaps", 6, unit: "%", budget: .atMost(5), test: "t", reportPath: nil))
+        #expect(MeasurementReport.record("gaps", 6, unit: "%", budget: .atMost(5), test: "t", judged: false, reportPath: nil))
     }
 }

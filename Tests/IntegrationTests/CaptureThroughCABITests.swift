@@ -27,8 +27,15 @@ extension RealServerTests {
             #expect(
                 frames.map(\.header.sequence)
                     == Array(frames[0].header.sequence..<(frames[0].header.sequence + UInt32(frames.count))))
-            #expect(
-                frames.allSatisfy { $0.header.flags == [.app] || $0.header.flags == [.app, .afterGap] })
+            #expect(frames.allSatisfy { $0.header.flags.subtracting([.afterGap, .timeStep]) == [.app] })
+            // A real server's clock may step under load (each step is flagged, and the scenario
+            // lane asserts exactly when the library flags one): the steps beyond the server's
+            // counted gaps are measured (Debian 13 under CI's load: one, with none counted).
+            let steps = frames.indices.filter { frames[$0].header.flags.contains(.timeStep) }
+            expectWithinBudget(
+                "TIME_STEP frames beyond the server's gaps", Double(max(steps.count - Int(serverSkips() - skipsBefore), 0)),
+                unit: "frames", .atMost(3),
+                "at frames \(steps.filter { $0 > 0 }.map { "\($0): \(Int64(bitPattern: frames[$0].header.captureTimeNs &- frames[$0 - 1].header.captureTimeNs) - 10_000_000) ns off" })")
             let clocks = frames.map(\.header.sampleClock)
             #expect(zip(clocks, clocks.dropFirst()).allSatisfy { $1 == $0 + 480 }, "no frame missing")
             let times = frames.map(\.header.captureTimeNs)

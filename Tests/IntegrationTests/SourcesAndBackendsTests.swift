@@ -67,7 +67,9 @@ extension RealServerTests {
             // Debian 13: one skip, one such frame): at most one per skip.
             #expect(frames.allSatisfy { $0.header.flags.subtracting([.afterGap, .timeStep]) == [.mic] })
             let timeSteps = frames.filter { $0.header.flags.contains(.timeStep) }.count
-            #expect(timeSteps <= collector.serverSkips, "\(timeSteps) TIME_STEP frames, \(collector.serverSkips) skips")
+            expectWithinBudget(
+                "TIME_STEP frames beyond the server's gaps", Double(max(timeSteps - Int(collector.serverSkips), 0)),
+                unit: "frames", .atMost(3), "\(timeSteps) TIME_STEP frames, \(collector.serverSkips) skips")
             let tone = ToneCheck(try collector.decoded())
             #expect((145...155).contains(tone.loudFrames.count), "1.5 s of tone: \(tone.loudFrames.count)")
             let (mic, app) = expectMicAloneWithoutAppAudio(tone, serverSkips: collector.serverSkips)

@@ -34,16 +34,17 @@ public enum MeasurementReport {
 
     /// Writes `figure` of `test` (its value in `unit`, judged against `budget`, or not judged
     /// at all when `judged` is false: under a sanitizer, which slows every thread 2–15 times)
-    /// and returns whether it is within the budget (always true when not judged).
+    /// to `reportPath` and returns whether it is within the budget (always true when not judged).
     @discardableResult
     public static func record(
-        _ figure: String, _ value: Double, unit: String, budget: Budget, test: String, judged: Bool = true
+        _ figure: String, _ value: Double, unit: String, budget: Budget, test: String, judged: Bool = true,
+        reportPath: String? = ProcessInfo.processInfo.environment["DESKAUDIO_REPORT"]
     ) -> Bool {
         let within = budget.admits(value)
         let verdict = !judged ? "not judged" : within ? "within" : "PAST BUDGET"
         let line = [test, figure, String(format: "%.4g", value), unit, budget.description, verdict].joined(separator: "\t")
         print("measured: \(line)")
-        if let path = ProcessInfo.processInfo.environment["DESKAUDIO_REPORT"] {
+        if let path = reportPath {
             lock.withLock {
                 let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
                 guard descriptor >= 0 else { return }
