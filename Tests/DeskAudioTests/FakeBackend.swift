@@ -6,7 +6,7 @@ import TestSupport
 /// A backend with no server behind it, for the service's lifecycle in unit tests: it records
 /// the streams the service opens, and the test plays audio into them, fails them, or moves
 /// them, as a server would.
-final class FakeBackend: CaptureBackend, @unchecked Sendable {
+final class FakeBackend: TestServerAnswers, @unchecked Sendable {
     let kind: AudioBackend
     let serverName: String
     private let lock = NSLock()
@@ -44,9 +44,22 @@ final class FakeBackend: CaptureBackend, @unchecked Sendable {
         return stream
     }
 
+    var listedDevices: [CaptureDevice] { lock.withLock { deviceList } }
+}
+
+/// What a test's backend answers besides its streams: the devices it lists, no playback
+/// streams, an empty server report; every call fails while it does not answer.
+protocol TestServerAnswers: CaptureBackend {
+    /// False: every call fails as if no server ran.
+    var isAnswering: Bool { get }
+    /// The devices it lists.
+    var listedDevices: [CaptureDevice] { get }
+}
+
+extension TestServerAnswers {
     func devices() throws(DeskAudioError) -> [CaptureDevice] {
         guard isAnswering else { throw .noServer("\(serverName) is off") }
-        return lock.withLock { deviceList }
+        return listedDevices
     }
 
     func playbackStreams() throws(DeskAudioError) -> [PlaybackStream] {

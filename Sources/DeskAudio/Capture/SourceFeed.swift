@@ -77,9 +77,7 @@ final class SourceFeed: @unchecked Sendable {
         timeSource: StreamClock.Source = .serverClock
     ) {
         guard !refusing.load(ordering: .relaxed) else { return }
-        if let firstSampleTimeNs {
-            clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs, source: timeSource)
-        }
+        reportTime(firstSampleTimeNs, source: timeSource)
         level.measure(samples)
         ring.write(samples)
         writes.add(1, ordering: .relaxed)
@@ -95,15 +93,19 @@ final class SourceFeed: @unchecked Sendable {
         samples: Int, firstSampleTimeNs: UInt64? = nil, timeSource: StreamClock.Source = .serverClock
     ) {
         guard !refusing.load(ordering: .relaxed) else { return }
-        if let firstSampleTimeNs {
-            clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: firstSampleTimeNs, source: timeSource)
-        }
+        reportTime(firstSampleTimeNs, source: timeSource)
         ring.writeSilence(floats: min(samples, TimingPolicy.standard.longestSkipFilledSamples) * ring.channels)
         skipped.add(UInt64(samples), ordering: .relaxed)
         let frame = AudioFormat.frameSamples
         skippedFrames.add(UInt64((samples + frame - 1) / frame), ordering: .relaxed)
     }
 
+
+    // Server thread: the next sample written sounded at `timeNs` (if known), as `source` found it.
+    private func reportTime(_ timeNs: UInt64?, source: StreamClock.Source) {
+        guard let timeNs else { return }
+        clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: timeNs, source: source)
+    }
 
     /// Samples per channel the server's graph moved past without this stream, since creation.
     var skippedSamples: UInt64 { skipped.load(ordering: .relaxed) }

@@ -51,9 +51,7 @@ final class FrameDelivery: @unchecked Sendable {
 
     /// Starts the delivery thread with an empty queue.
     func start() throws(DeskAudioError) {
-        precondition(thread == nil, "delivery started twice")
-        queue.reopen()
-        resume()
+        startStepped()
         thread = try startLibraryThread(named: "deskaudio-deliver") { [self] in run() }
     }
 

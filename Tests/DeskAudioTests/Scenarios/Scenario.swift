@@ -33,7 +33,7 @@ final class Scenario {
         service = AudioService(
             backends: BackendSet(backends: [server]), clock: LibraryClock(virtual: clock), driving: .stepped)
         let recorder = recorder
-        service.setFrameHandler { bytes in recorder.frames.append(Array(bytes)) }
+        service.setFrameHandler { bytes in recorder.withLock { recorder.frames.append(Array(bytes)) } }
         service.notices.setEventHandler { event, detail in recorder.withLock { recorder.events.append((event, detail)) } }
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// the server's timing reports, in the structs each backend translates them into) through the
 /// same timing code the real backends use (`PipeWireCycleTiming`, `PulseReadTiming`), so a
 /// scenario asserts the library's exact answer to a server's behaviour. Test thread only.
-final class ScriptedServer: CaptureBackend, @unchecked Sendable {
+final class ScriptedServer: TestServerAnswers, @unchecked Sendable {
     /// Which server, and so which of the library's timing paths its streams take.
     enum Path: Sendable {
         /// Native PipeWire: graph cycles with `pw_time`.
@@ -54,20 +54,7 @@ final class ScriptedServer: CaptureBackend, @unchecked Sendable {
         return stream
     }
 
-    func devices() throws(DeskAudioError) -> [CaptureDevice] {
-        guard isAnswering else { throw .noServer("\(serverName) is off") }
-        return deviceList
-    }
-
-    func playbackStreams() throws(DeskAudioError) -> [PlaybackStream] {
-        guard isAnswering else { throw .noServer("\(serverName) is off") }
-        return []
-    }
-
-    func serverReport() throws(DeskAudioError) -> ServerReport {
-        guard isAnswering else { throw .noServer("\(serverName) is off") }
-        return ServerReport(server: serverName, defaultSink: nil, defaultSource: nil, defaultSourceIsMonitor: nil, playing: [])
-    }
+    var listedDevices: [CaptureDevice] { deviceList }
 }
 
 /// One stream of a `ScriptedServer`: the test hands it buffers as the server's thread would.
