@@ -178,7 +178,8 @@ final class CaptureControl {
         parts.notices.log(
             .warning,
             "\(source.role.name): the server moved on without this process for \(ms.rounded()) ms (its threads were "
-                + "not run in time): that audio is lost, silence stands in its place")
+                + "not run in time): silence stands in its place (the audio of those cycles is lost, or, when the "
+                + "whole graph ran late, was never played)")
     }
 
     private func reopenIfFailed(_ source: CaptureSource) {

@@ -5,7 +5,9 @@
 /// against where the previous cycle ended (its position plus its duration), tells how much
 /// audio went by unseen. The graph's own cycle durations are used,
 /// not the buffers' lengths: when the quantum changes, a monitor's buffer lags the clock's
-/// step, which is no loss (docs/reliability.md, R-PW-SKIP, R-PW-QUANTUM, R-PW-DRIVER). Data
+/// step, which is no loss (docs/reliability.md, R-PW-SKIP, R-PW-QUANTUM, R-PW-DRIVER). When the
+/// whole graph ran late, the player missed those cycles too: the silence is the sink's own
+/// (R-PW-GRAPH-LATE). Data
 /// thread only; no allocation.
 struct PipeWireCycleWatch {
     // Where the previous cycle ended, in ticks, and when it began (CLOCK_MONOTONIC ns) and lasted.

@@ -52,6 +52,15 @@ func serverGaps() -> (skippedFrames: UInt64, zeroCycles: UInt64) {
     return (stats.frames_skipped_by_server, stats.server_zero_cycles)
 }
 
+/// The loud 10 ms blocks a tone played for `played` blocks may come out as: 5 either way at
+/// its ends, and longer by as many blocks as the server's counted gaps hold (`gapFrames`
+/// frames' worth of `frameMilliseconds` each): when the whole graph runs late, the player
+/// misses the cycles the capture misses, the sink's own timeline carries silence there, and
+/// the silence the library counts and fills keeps that timeline (R-PW-GRAPH-LATE).
+func toneBlocks(played: Int, gapFrames: UInt64, frameMilliseconds: Double = 10) -> ClosedRange<Int> {
+    (played - 5)...(played + 5 + Int((Double(gapFrames) * frameMilliseconds / 10).rounded(.up)))
+}
+
 /// Expects `tone` to be a 1 kHz tone of amplitude 0.5: its pitch within 2 % and its level
 /// (the median 10 ms block) within 1 dB, which a loaded machine cannot bend. (Where the server
 /// broke the stream (`serverSkips`), the pitch is the spectrum's peak, `spectralPeak`, which
