@@ -212,8 +212,12 @@ extension RealServerTests {
                 #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
                 #expect(abs(result["stamp_ms.error_p50"]) <= 0.5, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
                 // No relock (a frame moved more than 0.05 ms by a latency change is flagged
-                // TIME_STEP since dd328b6, and seen so in one CI run: 1 step, no relock).
-                expectWithinBudget("stamp error, abs p99", result["stamp_ms.error_abs_p99"], unit: "ms", .atMost(5))
+                // TIME_STEP since dd328b6, and seen so in one CI run: 1 step, no relock). A rewind
+                // rewrites audio the monitor has already handed over, so the bursts beside one are
+                // off by up to what the sink had rendered ahead: quiet here, abs p99 0.07 ms; under
+                // CI's load 6.0 ms (max 9.1, sample slips 6); the gross budget is that lead
+                // (latency_max 19-23 ms in those runs).
+                expectWithinBudget("stamp error, abs p99", result["stamp_ms.error_abs_p99"], unit: "ms", .atMost(20))
                 expectWithinBudget("relocks", result["clock.relocks"], unit: "relocks", .atMost(2))
             }
         }
