@@ -13,14 +13,15 @@
 # The runner is `swift test` with the options given; a caller that sets suite_runner (an
 # array: the built test binary and its own options, as inside scripts/server-root's root,
 # which has no compiler) runs that instead, with the same --filter and --xunit-output.
-# suite_filter, if set, limits the run to the tests it matches.
+# suite_filter, if set, limits the run to the tests it matches; suite_skip, if set, leaves out
+# the tests it matches.
 
 # One run of the tests matching $1 (all when empty), with the options in suite_options.
 suite_run_once() {
   set +e
   local runner=(swift test "${suite_options[@]}")
   [[ -n "${suite_runner+set}" ]] && runner=("${suite_runner[@]}")
-  timeout 1200 "${runner[@]}" ${1:+--filter "$1"} --xunit-output "$suite_results/xunit.xml" 2>&1 \
+  timeout 1200 "${runner[@]}" ${1:+--filter "$1"} ${suite_skip:+--skip "$suite_skip"} --xunit-output "$suite_results/xunit.xml" 2>&1 \
     | grep -v "prohibited flag" | if [[ $suite_log == - ]]; then cat; else cat >>"$suite_log"; fi
   suite_status=${PIPESTATUS[0]}
   set -e
