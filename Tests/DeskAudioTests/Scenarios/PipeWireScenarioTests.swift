@@ -198,6 +198,40 @@ import Testing
         #expect(try scenario.quietStretches().isEmpty)
         #expect(Self.within(try scenario.timeErrors(Self.onLine(Self.firstMonitorSampleNs))))
     }
+
+    @Test func atA64SampleQuantumCyclesMissedAreASkipThoughTheirTimesStrayAndAJumpTheyDoNotBearOutIsNone() throws {
+        // `cycleJumpToleranceNs`: at 64 samples (1.3 ms) a cycle's own length tolerates little,
+        // and a graph run late (R-PW-GRAPH-LATE) starts the cycle after a skip up to a few ms
+        // off its position's time.
+        let scenario = Scenario(.pipeWire)
+        try scenario.service.enable(mic: false, app: true)
+        scenario.cycles(400, quantum: 64)
+        scenario.missCycles(4, quantum: 64)  // 256 samples gone
+        let late = scenario.tone(64, for: scenario.app)
+        scenario.app.pipeWireBuffer(late, nowNs: scenario.graphTimeNs + 3_000_000, ticks: scenario.graphTicks, durationTicks: 64)
+        scenario.advanceGraph(64)
+        scenario.step()
+        scenario.cycles(400, quantum: 64)
+        #expect(scenario.service.stats().framesSkippedByServer == 1, "256 samples: 1 frame's worth")
+        // The driver changed: the position jumps 6 ms' worth, the cycle's time does not.
+        let jumped = scenario.graphTicks + 288
+        for cycle in 0..<400 {
+            let buffer = scenario.tone(64, for: scenario.app)
+            scenario.app.pipeWireBuffer(buffer, nowNs: scenario.graphTimeNs, ticks: jumped + UInt64(cycle * 64), durationTicks: 64)
+            scenario.advanceGraph(64)
+            scenario.step()
+        }
+        #expect(scenario.service.stats().framesSkippedByServer == 1, "no skip more")
+        let gaps = try scenario.quietStretches()
+        #expect(gaps.count == 1 && gaps.allSatisfy { isGap($0, at: 400 * 64, length: 256) }, "\(gaps)")
+        // Every frame on the graph's line; the late cycle's report may relock the server
+        // clock's line (1 ms or more off it), so the frame holding it may carry TIME_STEP, no other.
+        let headers = try scenario.headers()
+        #expect(headers.count == (805 * 64 + 400 * 64) / 480)
+        #expect(Self.within(try scenario.timeErrors(Self.onLine(Scenario.startNs - Scenario.ns(64)))))
+        let lateFrame = (400 + 4) * 64 / 480
+        #expect(headers.indices.allSatisfy { headers[$0].flags.subtracting($0 == lateFrame ? .timeStep : []) == .app })
+    }
 }
 
 /// Whether a decoded quiet stretch (`Scenario.quietStretches`) is the gap of `length`
