@@ -32,8 +32,9 @@ extension RealServerTests {
             // lane asserts exactly when the library flags one): the steps beyond the server's
             // counted gaps are measured (Debian 13 under CI's load: one, with none counted).
             let steps = frames.indices.filter { frames[$0].header.flags.contains(.timeStep) }
+            let gaps = serverSkips() - skipsBefore
             expectWithinBudget(
-                "TIME_STEP frames beyond the server's gaps", Double(max(steps.count - Int(serverSkips() - skipsBefore), 0)),
+                "TIME_STEP frames beyond the server's gaps", Double(max(steps.count - Int(gaps), 0)),
                 unit: "frames", .atMost(3),
                 "at frames \(steps.filter { $0 > 0 }.map { "\($0): \(Int64(bitPattern: frames[$0].header.captureTimeNs &- frames[$0 - 1].header.captureTimeNs) - 10_000_000) ns off" })")
             let clocks = frames.map(\.header.sampleClock)
@@ -43,12 +44,11 @@ extension RealServerTests {
 
             let tone = ToneCheck(try collector.decoded())
             #expect(
-                toneBlocks(played: 200, gapFrames: serverSkips() - skipsBefore).contains(tone.loudFrames.count),
-                "2 s of tone: \(tone.loudFrames.count) loud frames, the server's gaps \(serverSkips() - skipsBefore)")
+                toneBlocks(played: 200, gapFrames: gaps).contains(tone.loudFrames.count),
+                "2 s of tone: \(tone.loudFrames.count) loud frames, the server's gaps \(gaps)")
             let high = tone.dropouts(expected: halfScaleSineLevel, tolerance: 1).filter { tone.frameLevels[$0] > halfScaleSineLevel }
             #expect(high.isEmpty, "frames above the tone level: \(tone.describe(high))")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(
-                tone, tap: tap, serverSkips: serverSkips() - skipsBefore)
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, serverSkips: gaps)
             print(
                 "measured: C ABI capture of 1 kHz at \(halfScaleSineLevel) dBFS: \(frequency) Hz, \(level) dBFS, "
                     + "\(tone.loudFrames.count) loud frames, \(frames.count) frames in sequence")

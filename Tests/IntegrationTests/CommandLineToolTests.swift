@@ -55,10 +55,11 @@ extension RealServerTests {
             let samples = try decode(opus)
             #expect(samples.count == 2 * (300 * 480 - 120), "3 s less the 120-sample pre-skip")
             let tone = ToneCheck(samples)
+            let skipped = serverSkips(in: summary)
             #expect(
-                toneBlocks(played: 150, gapFrames: serverSkips(in: summary)).contains(tone.loudFrames.count),
+                toneBlocks(played: 150, gapFrames: skipped).contains(tone.loudFrames.count),
                 "1.5 s of tone: \(tone.loudFrames.count) frames")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, serverSkips: serverSkips(in: summary))
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, serverSkips: skipped)
             print("measured: deskaudio record → opusdec: \(frequency) Hz, \(level) dBFS; \(summary)\(skipWarnings(in: progress))")
         }
 
@@ -134,10 +135,11 @@ extension RealServerTests {
             // The tone starts where it was played, 9.5 s after capture started (pacat's and
             // capture's delay added).
             #expect((9.4...10.2).contains(toneStart), "tone starts at \(toneStart) s")
+            let skipped = serverSkips(in: summary)
             #expect(
-                toneBlocks(played: 100, gapFrames: serverSkips(in: summary)).contains(tone.loudFrames.count),
+                toneBlocks(played: 100, gapFrames: skipped).contains(tone.loudFrames.count),
                 "1 s of tone: \(tone.loudFrames.count) frames")
-            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, serverSkips: serverSkips(in: summary))
+            let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, serverSkips: skipped)
             print("measured: deskaudio record, gated then Ctrl-C: tone at \(toneStart) s, \(frequency) Hz, \(level) dBFS; \(summary)\(skipWarnings(in: progressLines))")
         }
 

@@ -25,15 +25,25 @@ import Testing
         headers.indices.filter { headers[$0].flags.contains(.timeStep) }
     }
 
+    /// Each PipeWire buffer of `trace`: its graph position, its length, and the graph's own
+    /// account of its first sample's time (the cycle's time less the device's delay and, for a
+    /// monitor, the buffer's length).
+    static func graphBuffers(_ trace: RecordedTrace) -> [(ticks: UInt64, samples: Int, timeNs: Double)] {
+        trace.events.compactMap { event in
+            guard case .pipeWire(let report, let samples, _, _) = event else { return nil }
+            let lengthNs = Double(trace.readsMonitor ? samples : 0) * 1e9 / 48000
+            return (report.ticks, samples, Double(report.nowNs) - report.delayNs - lengthNs)
+        }
+    }
+
     @Test(arguments: ["debian12-pipewire.txt", "debian13-pipewire.txt"]) func aPipeWireMonitorsFramesAreStampedAsItsGraphClockSays(name: String) throws {
         let (_, trace, headers) = try Self.replayed(name)
-        // The graph's own account of each buffer's first sample: the cycle's time less the
-        // device's delay and, for a monitor, the buffer's length.
+        // Each buffer at the place its samples take in the stream, at the graph's time for it.
         var buffers: [(start: Int, timeNs: Double)] = []
         var position = 0
-        for case .pipeWire(let report, let samples, _, _) in trace.events {
-            buffers.append((position, Double(report.nowNs) - report.delayNs - Double(trace.readsMonitor ? samples : 0) * 1e9 / 48000))
-            position += samples
+        for buffer in Self.graphBuffers(trace) {
+            buffers.append((position, buffer.timeNs))
+            position += buffer.samples
         }
         #expect(headers.count == position / 480)
         #expect(Self.steps(headers).isEmpty)
@@ -71,10 +81,7 @@ import Testing
     /// exactly what the live run counted, and nothing steps (R-PW-SKIP, R-PW-GRAPH-LATE).
     @Test func aGraphRunLateKeepsEveryBufferAtItsGraphPosition() throws {
         let (scenario, trace, headers) = try Self.replayed("debian12-pipewire-graph-late.txt")
-        var buffers: [(ticks: UInt64, samples: Int, timeNs: Double)] = []
-        for case .pipeWire(let report, let samples, _, _) in trace.events {
-            buffers.append((report.ticks, samples, Double(report.nowNs) - report.delayNs - Double(samples) * 1e9 / 48000))
-        }
+        let buffers = Self.graphBuffers(trace)
         let audio = buffers.reduce(0) { $0 + $1.samples }
         #expect(trace.skippedSamples == 4_992, "the live run's count")
         #expect(scenario.service.stats().framesSkippedByServer == 49)
