@@ -18,8 +18,7 @@ final class FrameQueue: @unchecked Sendable {
 
     private let lock = PThreadMutex()
     private let nonEmpty: UnsafeMutablePointer<pthread_cond_t>
-    private let slots: UnsafeMutableRawBufferPointer
-    private let lengths: UnsafeMutableBufferPointer<Int>
+    private let slots = FrameSlots(count: FrameQueue.slotCount)
     private var head = 0
     private var count = 0
     private var dropsSinceLastPop = false
@@ -30,15 +29,11 @@ final class FrameQueue: @unchecked Sendable {
     init() {
         nonEmpty = .allocate(capacity: 1)
         pthread_cond_init(nonEmpty, nil)
-        slots = .allocate(byteCount: FrameQueue.slotCount * AudioFrameWriter.maxFrameBytes, alignment: 8)
-        lengths = .zeroed(FrameQueue.slotCount)
     }
 
     deinit {
         pthread_cond_destroy(nonEmpty)
         nonEmpty.deallocate()
-        slots.deallocate()
-        lengths.deallocate()
     }
 
     /// Frames dropped because the queue was full, since creation.
@@ -59,8 +54,7 @@ final class FrameQueue: @unchecked Sendable {
             dropped.add(1, ordering: .relaxed)
         }
         let index = (head + count) % FrameQueue.slotCount
-        UnsafeMutableRawBufferPointer(rebasing: slot(index)[0..<frame.count]).copyMemory(from: frame)
-        lengths[index] = frame.count
+        slots.store(frame, in: index)
         count += 1
         pthread_cond_signal(nonEmpty)
         lock.unlock()
@@ -75,8 +69,9 @@ final class FrameQueue: @unchecked Sendable {
         defer { lock.unlock() }
         while waiting && count == 0 && !closed { pthread_cond_wait(nonEmpty, lock.raw) }
         guard !closed, count > 0 else { return nil }
-        let length = lengths[head]
-        buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: slot(head)[0..<length]))
+        let frame = slots.bytes(in: head)
+        let length = frame.count
+        buffer.copyMemory(from: frame)
         if dropsSinceLastPop {
             buffer[AudioFrameHeader.Offset.flags] |= AudioFrameHeader.Flags.afterLoss.rawValue
             dropsSinceLastPop = false
@@ -105,10 +100,5 @@ final class FrameQueue: @unchecked Sendable {
         dropsSinceLastPop = false
         closed = false
         lock.unlock()
-    }
-
-    private func slot(_ index: Int) -> UnsafeMutableRawBufferPointer {
-        let size = AudioFrameWriter.maxFrameBytes
-        return UnsafeMutableRawBufferPointer(rebasing: slots[(index * size)..<((index + 1) * size)])
     }
 }

@@ -10,27 +10,13 @@ final class FrameInbox: @unchecked Sendable {
     /// Frames it holds at most: 640 ms.
     static let capacity = 64
 
-    private let storage: UnsafeMutableRawBufferPointer
-    private let lengths: UnsafeMutableBufferPointer<Int>
-    private let arrivals: UnsafeMutableBufferPointer<UInt64>
+    private let slots = FrameSlots(count: FrameInbox.capacity)
     // Counters of frames written and read; written by one side each.
     private let written = Atomic<Int>(0)
     private let read = Atomic<Int>(0)
     private let refused = Atomic<UInt64>(0)
     // The write side (the next slot and the copy into it): one producer at a time.
     private let producers = LockedValue<Void>(())
-
-    init() {
-        storage = .allocate(byteCount: FrameInbox.capacity * AudioFrameWriter.maxFrameBytes, alignment: 8)
-        lengths = .zeroed(FrameInbox.capacity)
-        arrivals = .zeroed(FrameInbox.capacity)
-    }
-
-    deinit {
-        storage.deallocate()
-        lengths.deallocate()
-        arrivals.deallocate()
-    }
 
     /// Frames refused because the ring was full.
     var refusedFrames: UInt64 { refused.load(ordering: .relaxed) }
@@ -39,18 +25,13 @@ final class FrameInbox: @unchecked Sendable {
     /// `arrivalNs`; false when the ring is full.
     @discardableResult
     func put(_ frame: UnsafeRawBufferPointer, arrivalNs: UInt64) -> Bool {
-        precondition(frame.count <= AudioFrameWriter.maxFrameBytes, "an AudioFrame is at most \(AudioFrameWriter.maxFrameBytes) bytes")
         return producers.withLock { _ in
             let index = written.load(ordering: .relaxed)
             guard index - read.load(ordering: .acquiring) < FrameInbox.capacity else {
                 refused.add(1, ordering: .relaxed)
                 return false
             }
-            let slot = index % FrameInbox.capacity
-            let start = slot * AudioFrameWriter.maxFrameBytes
-            UnsafeMutableRawBufferPointer(rebasing: storage[start..<(start + frame.count)]).copyMemory(from: frame)
-            lengths[slot] = frame.count
-            arrivals[slot] = arrivalNs
+            slots.store(frame, in: index % FrameInbox.capacity, stamp: arrivalNs)
             written.store(index + 1, ordering: .releasing)
             return true
         }
@@ -63,8 +44,7 @@ final class FrameInbox: @unchecked Sendable {
         let end = written.load(ordering: .acquiring)
         while index < end {
             let slot = index % FrameInbox.capacity
-            let start = slot * AudioFrameWriter.maxFrameBytes
-            body(UnsafeRawBufferPointer(rebasing: storage[start..<(start + lengths[slot])]), arrivals[slot])
+            body(slots.bytes(in: slot), slots.stamp(in: slot))
             index += 1
             read.store(index, ordering: .releasing)
         }

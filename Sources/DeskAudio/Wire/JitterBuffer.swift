@@ -60,10 +60,8 @@ public final class JitterBuffer {
     }
 
     private let decoder: OpusFrameDecoder
-    private let packets: UnsafeMutableRawBufferPointer
-    private let lengths: UnsafeMutableBufferPointer<Int>  // 0: empty slot
+    private let packets = FrameSlots(count: JitterBuffer.capacity)  // stamped with arrival times
     private let sequences: UnsafeMutableBufferPointer<UInt32>
-    private let arrivals: UnsafeMutableBufferPointer<UInt64>
     private let scratch: UnsafeMutableBufferPointer<Float>
     private var next: UInt32?
     private var newest: UInt32?
@@ -83,20 +81,13 @@ public final class JitterBuffer {
     /// An empty buffer with a fresh Opus decoder.
     public init() throws(DeskAudioError) {
         decoder = try OpusFrameDecoder()
-        let slotBytes = AudioFrameWriter.maxFrameBytes
-        packets = .allocate(byteCount: JitterBuffer.capacity * slotBytes, alignment: 8)
-        lengths = .zeroed(JitterBuffer.capacity)
         sequences = .zeroed(JitterBuffer.capacity)
-        arrivals = .zeroed(JitterBuffer.capacity)
         scratch = .allocate(capacity: AudioFormat.frameFloats)
         transits = .zeroed(JitterBuffer.transitWindow)
     }
 
     deinit {
-        packets.deallocate()
-        lengths.deallocate()
         sequences.deallocate()
-        arrivals.deallocate()
         scratch.deallocate()
         transits.deallocate()
     }
@@ -124,11 +115,8 @@ public final class JitterBuffer {
             return
         }
         let index = slot(sequence)
-        let start = index * AudioFrameWriter.maxFrameBytes
-        UnsafeMutableRawBufferPointer(rebasing: packets[start..<(start + frame.payload.count)]).copyMemory(from: frame.payload)
-        lengths[index] = frame.payload.count  // (the parser refuses an empty payload)
+        packets.store(frame.payload, in: index, stamp: arrivalNs)  // (the parser refuses an empty payload)
         sequences[index] = sequence
-        arrivals[index] = arrivalNs
         if let newest, Int32(bitPattern: sequence &- newest) <= 0 {} else { newest = sequence }
         counters.framesReceived += 1
         if sequence == awaited {
@@ -176,7 +164,8 @@ public final class JitterBuffer {
             adjustForSteadyArrival()
             let current = self.next ?? next
             let sequence = sequences[slot(current)]
-            let delay = nowNs > arrivals[slot(current)] ? nowNs - arrivals[slot(current)] : 0
+            let arrival = packets.stamp(in: slot(current))
+            let delay = nowNs > arrival ? nowNs - arrival : 0
             decode(current, into: frame)
             lastWasSilent = isSilent(frame)
             counters.framesPlayed += 1
@@ -214,7 +203,7 @@ public final class JitterBuffer {
     /// playing starts again, at the target delay, with the frames that come next. The delay's
     /// estimate and the counts stay.
     public func pause() {
-        lengths.update(repeating: 0)
+        packets.emptyAll()
         next = nil
         newest = nil
         playing = false
@@ -239,16 +228,13 @@ public final class JitterBuffer {
 
     private func slotHolds(_ sequence: UInt32) -> Bool {
         let index = slot(sequence)
-        return lengths[index] > 0 && sequences[index] == sequence
+        return packets.isFilled(index) && sequences[index] == sequence
     }
 
-    private func payload(_ index: Int) -> UnsafeRawBufferPointer {
-        let start = index * AudioFrameWriter.maxFrameBytes
-        return UnsafeRawBufferPointer(rebasing: packets[start..<(start + lengths[index])])
-    }
+    private func payload(_ index: Int) -> UnsafeRawBufferPointer { packets.bytes(in: index) }
 
     private func restart(at sequence: UInt32) {
-        lengths.update(repeating: 0)
+        packets.emptyAll()
         next = sequence
         newest = sequence
         playing = false
@@ -261,9 +247,9 @@ public final class JitterBuffer {
         let longest = UInt64(targetFrames + 1) * UInt64(AudioFormat.frameDurationNs)
         while bufferedFrames > targetFrames, let next {
             let held = slotHolds(next) ? next : next &+ 1
-            guard slotHolds(held), nowNs &- arrivals[slot(held)] > longest else { return }
+            guard slotHolds(held), nowNs &- packets.stamp(in: slot(held)) > longest else { return }
             if held == next {
-                lengths[slot(next)] = 0
+                packets.empty(slot(next))
                 counters.framesDropped += 1
             }
             self.next = next &+ 1
@@ -281,7 +267,7 @@ public final class JitterBuffer {
         if (try? decoder.decode(payload(index), into: frame)) != AudioFormat.frameSamples {
             frame.update(repeating: 0)
         }
-        lengths[index] = 0
+        packets.empty(index)
         next = sequence &+ 1
     }
 
