@@ -2,7 +2,7 @@ import Glibc
 
 /// A UDP socket for `send` and `receive`: one AudioFrame per datagram, to one peer or from
 /// any. IPv4 and IPv6.
-final class UDPSocket: @unchecked Sendable {  // (one descriptor; send and recv are thread-safe)
+final class UDPSocket: Sendable {  // (one descriptor; send and recv are thread-safe)
     private let descriptor: Int32
 
     private init(descriptor: Int32) { self.descriptor = descriptor }

@@ -7,7 +7,7 @@ import Synchronization
 /// changes handlers) applies from the next call. The lock is taken only by the calling
 /// thread and by `update`, never by an audio server's thread. (Not a LockedValue: a call
 /// holds the lock while a handler may update the value on the same thread.)
-final class HandlerSlot<Handlers>: @unchecked Sendable {
+final class HandlerSlot<Handlers> {
     private let lock = PThreadMutex()
     private var handlers: Handlers
     private let callingThread = Atomic<UInt>(0)  // pthread_t of the thread inside a call, or 0
@@ -40,3 +40,6 @@ final class HandlerSlot<Handlers>: @unchecked Sendable {
         return body(current)
     }
 }
+
+// The lock orders every access to the handlers; handlers that may cross threads make the slot one.
+extension HandlerSlot: @unchecked Sendable where Handlers: Sendable {}

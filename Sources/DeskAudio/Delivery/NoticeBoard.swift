@@ -6,13 +6,13 @@ import Synchronization
 /// own delivers, so a handler may call back into the library, and never runs on an audio
 /// server's thread or inside a library lock. Once a setter returns (on any thread but the
 /// delivering one), the old handler is not called again.
-public final class NoticeBoard: @unchecked Sendable {
+public final class NoticeBoard: Sendable {
     /// Receives an event and a one-line detail, valid only during the call.
     public typealias EventHandler = @Sendable (LibraryEvent, String) -> Void
     /// Receives a log message, valid only during the call.
     public typealias LogHandler = @Sendable (LogLevel, String) -> Void
 
-    private enum Notice {
+    private enum Notice: Sendable {
         case event(LibraryEvent, String)
         case log(LogLevel, String)
     }
