@@ -67,24 +67,19 @@ final class StreamClock: @unchecked Sendable {
         sequence.add(1, ordering: .sequentiallyConsistent)
     }
 
-    // A report worked back from an arrival: the line to publish, or nil for none new. Once the
-    // envelope has settled, the line steps where the reports show it is off by more than
-    // arrivals stray (`steppedEstimator`), and a report later than the line by more than the
-    // loop's step size is left out: an arrival is late when the reading thread ran late,
-    // which says nothing of the clock (the loop would start again from it, and again from the
-    // next report, on time: two time steps for a late wake-up). A lateness that lasts is a
-    // skip, which the watch finds.
-    //
-    // A stream read in short fragments (a small quantum a host asked for) strays little, and
-    // the same holds while its line settles: a late report is left out and a skip is the
-    // watch's, measured from its own marks (a late report the line started again from would
-    // have the envelope pull it back at once, unflagged, and on a graph that skips every
-    // second or two the line would never settle).
+    // A report worked back from an arrival: the line to publish, or nil for none new. A
+    // report later than the line by more than the loop's step size is left out, from the
+    // first reports on: an arrival is late when the reading thread ran late, which says
+    // nothing of the clock (the loop would start again from it, and again from the next
+    // report, on time: two time steps for a late wake-up; R-PP-BURST, R-PP-BURST-SETTLING). A
+    // lateness that lasts is a skip, which the watch finds, measured from its own marks while
+    // the line settles, and once the envelope has settled the line also steps where the
+    // reports show it is off by more than arrivals stray (`steppedEstimator`).
     private func arrivalLine(position: Int64, timeNs: UInt64, arrivedAtNs: UInt64) -> ClockEstimator.Line? {
         let time = Double(timeNs)
         let predicted = estimator.line?.timeNs(ofPosition: position)
         let settled = envelope.isSettled(at: position)
-        if settled || skipWatch.readsShortFragments, let predicted {
+        if let predicted {
             skipWatch.note(position: position, timeNs: timeNs, estimator: estimator)
             let distance = time - predicted
             if let stepped = steppedEstimator(
