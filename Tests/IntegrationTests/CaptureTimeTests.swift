@@ -190,7 +190,14 @@ extension RealServerTests {
         @Test func plainPulseAudioStampsFramesAtTheSinksTime() throws {
             try withPlainPulseAudio { _ in
                 let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000, player: "pulse")
-                Self.expectArrivalStamps(result, absP99Ms: 1)
+                // The reference is the sink's account, which a rewind moves: under CI's load (a
+                // clean-clone run of 1b2a77d) the sink's read index slipped 4 times, 2,400 samples
+                // in all, and the bursts beside them were off by -10.0 to +7.0 ms (abs p99 7.0)
+                // while consecutive frames stayed within 0.025 ms of their length and nothing
+                // stepped. As for the test after this one, the gross budget is what the sink
+                // renders ahead, 20 ms; the stamps themselves are asserted exactly by the
+                // recorded plain-PulseAudio traces (within 0.2 ms of the server's marks).
+                Self.expectArrivalStamps(result, absP99Ms: 1, grossP99Ms: 20)
                 // (The plain-PulseAudio start-up step, R-PULSE-FIRST-MARK, is asserted exactly by a scenario.)
                 expectWithinBudget("time steps", result["steps.time_steps"], unit: "steps", .atMost(3))
             }
