@@ -34,6 +34,17 @@ struct RecordedTrace {
         try self.init(text: String(contentsOf: url, encoding: .utf8))
     }
 
+    /// Each stream's trace in `file`, in the order the streams opened (a capture across a
+    /// server's restart left two).
+    static func streams(named name: String) throws -> [RecordedTrace] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Vectors/traces/\(name)")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        return try text.components(separatedBy: "# deskaudio timing trace 1\n").filter { !$0.isEmpty }.map {
+            try RecordedTrace(text: $0)
+        }
+    }
+
     init(text: String) throws {
         var path: ScriptedServer.Path?
         var channels = 2
