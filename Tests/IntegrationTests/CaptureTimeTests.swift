@@ -148,7 +148,10 @@ extension RealServerTests {
         /// runs before the line's own moves were limited too, docs/capture.md).
         @Test func pulseStampsFramesWithinAFewMillisecondsSteadily() throws {
             let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000)
-            Self.expectArrivalStamps(result, absP99Ms: 6)
+            // The median moves under load as at a 64-sample quantum (below): -1.49 ms in the
+            // clean-clone run of 6eb0e36 (Debian 13, six suites at once), 0.04-0.06 ms quiet and
+            // in the runs before it. Measured, against half a frame.
+            Self.expectArrivalStamps(result, absP99Ms: 6, grossP50Ms: 5)
             #expect(result["clock.source"] == 2, "the mapping is app audio's clock")
         }
 
