@@ -29,20 +29,22 @@ struct RecordedTrace {
 
     /// The trace in `file` (Tests/Vectors/traces/NAME).
     init(named name: String) throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Vectors/traces/\(name)")
-        try self.init(text: String(contentsOf: url, encoding: .utf8))
+        try self.init(text: RecordedTrace.text(named: name))
     }
 
     /// Each stream's trace in `file`, in the order the streams opened (a capture across a
     /// server's restart left two).
     static func streams(named name: String) throws -> [RecordedTrace] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Vectors/traces/\(name)")
-        let text = try String(contentsOf: url, encoding: .utf8)
+        let text = try RecordedTrace.text(named: name)
         return try text.components(separatedBy: "# deskaudio timing trace 1\n").filter { !$0.isEmpty }.map {
             try RecordedTrace(text: $0)
         }
+    }
+
+    private static func text(named name: String) throws -> String {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Vectors/traces/\(name)")
+        return try String(contentsOf: url, encoding: .utf8)
     }
 
     init(text: String) throws {
