@@ -402,11 +402,15 @@ def format_run(deskaudio, host, browser_env, work, name, options, expected, fram
     serve = Serve(deskaudio, host, 60, *options)
     browser = Browser(serve.url, browser_env, os.path.join(work, f"profile-{'-'.join(options)}"))
     try:
-        player = play(host, os.path.join(work, "format.wav"), tone(8))
+        # The tone plays on until the 4 s recorded are in, however long Chromium took to start
+        # (an 8 s tone ended inside the recording when it took 5.7 s, with the sanitized suites
+        # running beside it).
+        player = play(host, os.path.join(work, "format.wav"), tone(60))
         serve.wait_for_players(1)
         heard = StampedRecorder(browser_env["XDG_RUNTIME_DIR"])
         time.sleep(4)
         samples, _ = heard.finish()
+        player.terminate()
         player.wait()
         stats = serve.status()
     finally:

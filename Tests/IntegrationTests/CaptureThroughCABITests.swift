@@ -9,6 +9,7 @@ extension RealServerTests {
         @Test func toneComesBackAtItsFrequencyAndLevelWithoutDropouts() throws {
             let collector = FrameCollector()
             let skipsBefore = serverSkips()
+            let statsBefore = StatsThroughCABITests.stats()
             set_audio_callback(FrameCollector.callback, collector.userData)
             #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
             #expect(waitUntil(seconds: 3) { collector.count >= 10 }, "frames flow within 3 s")
@@ -20,14 +21,17 @@ extension RealServerTests {
             }
             #expect(enable_audio(false, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
             set_audio_callback(nil, nil)
+            let statsAfter = StatsThroughCABITests.stats()
 
             let frames = try collector.parsed()
             #expect(player.terminationStatus == 0)
             try #require(!frames.isEmpty)
-            #expect(
-                frames.map(\.header.sequence)
-                    == Array(frames[0].header.sequence..<(frames[0].header.sequence + UInt32(frames.count))))
-            #expect(frames.allSatisfy { $0.header.flags.subtracting([.afterGap, .timeStep]) == [.app] })
+            // Every frame, or each one missing counted as dropped for the callback (the delivery
+            // thread not run for 0.5 s: 8 frames under AddressSanitizer with four sanitized
+            // suites and Chromium at once).
+            let dropped = expectHolesAreCountedCallbackDrops(
+                frames, droppedForCallback: statsAfter.frames_dropped_slow_callback - statsBefore.frames_dropped_slow_callback)
+            #expect(frames.allSatisfy { $0.header.flags.subtracting([.afterGap, .timeStep, .afterLoss]) == [.app] })
             // A real server's clock may step under load (each step is flagged, and the scenario
             // lane asserts exactly when the library flags one): the steps beyond the server's
             // counted gaps are measured (Debian 13 under CI's load: one, with none counted).
@@ -37,15 +41,14 @@ extension RealServerTests {
                 "TIME_STEP frames beyond the server's gaps", Double(max(steps.count - Int(gaps), 0)),
                 unit: "frames", .atMost(3),
                 "at frames \(steps.filter { $0 > 0 }.map { "\($0): \(Int64(bitPattern: frames[$0].header.captureTimeNs &- frames[$0 - 1].header.captureTimeNs) - 10_000_000) ns off" })")
-            let clocks = frames.map(\.header.sampleClock)
-            #expect(zip(clocks, clocks.dropFirst()).allSatisfy { $1 == $0 + 480 }, "no frame missing")
             let times = frames.map(\.header.captureTimeNs)
             #expect(zip(times, times.dropFirst()).allSatisfy { $1 > $0 }, "capture times increase")
 
             let tone = ToneCheck(try collector.decoded())
+            let expected = toneBlocks(played: 200, gapFrames: gaps)
             #expect(
-                toneBlocks(played: 200, gapFrames: gaps).contains(tone.loudFrames.count),
-                "2 s of tone: \(tone.loudFrames.count) loud frames, the server's gaps \(gaps)")
+                ((expected.lowerBound - dropped)...expected.upperBound).contains(tone.loudFrames.count),
+                "2 s of tone: \(tone.loudFrames.count) loud frames, the server's gaps \(gaps), \(dropped) dropped for the callback")
             let high = tone.dropouts(expected: halfScaleSineLevel, tolerance: 1).filter { tone.frameLevels[$0] > halfScaleSineLevel }
             #expect(high.isEmpty, "frames above the tone level: \(tone.describe(high))")
             let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, serverSkips: gaps)

@@ -1,6 +1,7 @@
 import DeskAudio
 import DeskAudioC
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -8,20 +9,26 @@ extension RealServerTests {
     /// deskaudio_push_pcm(): the host's own PCM, alone and mixed with captured audio.
     @Suite struct HostAudioThroughCABITests {
         /// Pushes `seconds` of a 440 Hz sine at 0.3, mono s16 at 16 kHz, in 20 ms pieces at
-        /// real-time pace, as a host's other audio API would deliver it.
+        /// real-time pace, as a host's other audio API would deliver it: each piece is due 20 ms
+        /// after the one before on a fixed schedule, so a late wake-up is caught up (sleeping
+        /// 20 ms after each push fell behind real time on a loaded machine, and the overlay ran
+        /// dry: the tone 2.7 dB low under AddressSanitizer with four suites at once).
         static func push440Hz(seconds: Double) {
             let rate = 16_000
             let tone = SignalAnalysis.sine(
                 frequency: 440 * 48_000 / Double(rate), amplitude: 0.3, frames: Int(Double(rate) * seconds))
             let mono = stride(from: 0, to: tone.count, by: 2).map { Int16(($0 < tone.count ? tone[$0] : 0) * 32767) }
-            for start in stride(from: 0, to: mono.count, by: 320) {
+            let startNs = MonotonicClock.nowNs()
+            for (index, start) in stride(from: 0, to: mono.count, by: 320).enumerated() {
                 let piece = mono[start..<min(start + 320, mono.count)]
                 let taken = piece.withUnsafeBytes {
                     deskaudio_push_pcm(
                         $0.baseAddress, $0.count, deskaudio_pcm_format.DESKAUDIO_PCM_S16.rawValue, 1, Int32(rate))
                 }
                 #expect(taken == Int32(piece.count))
-                Thread.sleep(forTimeInterval: 0.02)
+                let dueNs = startNs + UInt64(index + 1) * 20_000_000
+                let nowNs = MonotonicClock.nowNs()
+                if dueNs > nowNs { usleep(UInt32((dueNs - nowNs) / 1000)) }
             }
         }
 

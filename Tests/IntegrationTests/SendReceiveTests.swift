@@ -60,7 +60,9 @@ extension RealServerTests {
             // Past the tone's start and the buffer's first adjustments: 4 s from the microphone.
             Thread.sleep(forTimeInterval: 2.5)
             let file = directory.appendingPathComponent("mic.wav").path
+            let recordStarted = MonotonicClock.nowNs()
             let recorder = try RemoteMicTests.record(name, seconds: 4, into: file, server: server, environment: environment)
+            let recordSeconds = Double(MonotonicClock.nowNs() - recordStarted) / 1e9
             #expect(recorder.status == 0 || recorder.status == 124, "recorder: \(recorder.error)")
             player.waitUntilExit()
             sender.waitUntilExit()
@@ -79,7 +81,11 @@ extension RealServerTests {
             let steady = left[min(left.count, 24_000)..<max(min(left.count, 24_000), left.count - 4_800)]
             // The recorder records 4 s from its start, which a loaded machine delays (clean-clone
             // run of 7b07821: 3.54 s written): 2 s of steady tone are enough to judge.
-            #expect(steady.count >= 48_000 * 2, "pw-record wrote \(left.count) samples")
+            let recorderName = server == "pipewire" ? "pw-record" : "parecord"
+            let fileBytes = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? nil
+            #expect(
+                steady.count >= 48_000 * 2,
+                "\(recorderName) wrote \(left.count) samples (\(fileBytes.map(String.init) ?? "no") bytes in the file) in \(recordSeconds) s, status \(recorder.status): \(recorder.error)")
             let level = SignalAnalysis.medianBlockLevel(steady, frequency: 1000)
             #expect(abs(level - halfScaleSineLevel) <= 1, "the tone at \(level) dBFS")
             // No gap: no run of 10 ms blocks 6 dB under the tone longer than one concealed run:

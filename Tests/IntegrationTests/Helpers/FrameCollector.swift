@@ -1,6 +1,7 @@
 import DeskAudio
 import DeskAudioC
 import Foundation
+import Testing
 
 /// Collects AudioFrames delivered through the C callback, for checks after capture.
 final class FrameCollector: @unchecked Sendable {
@@ -106,4 +107,31 @@ final class FrameCollector: @unchecked Sendable {
         }
         return samples
     }
+}
+
+/// Every hole in `frames`' sequence is a frame the library dropped for a frame callback more
+/// than 0.5 s behind (a loaded machine not running the delivery thread, not a library fault):
+/// counted in `droppedForCallback` (frames_dropped_slow_callback over the run), its audio
+/// missing from the sample clock, the frame after it flagged AFTER_LOSS and no other. The
+/// drops themselves are measured against a gross budget of one queue's worth. Returns them.
+@discardableResult
+func expectHolesAreCountedCallbackDrops(
+    _ frames: [(header: AudioFrameHeader, payload: [UInt8])], droppedForCallback: UInt64,
+    test: String = #function, sourceLocation: SourceLocation = #_sourceLocation
+) -> Int {
+    var holes = 0
+    var flaggedWrongly: [Int] = []
+    for index in frames.indices.dropFirst() {
+        let (before, after) = (frames[index - 1].header, frames[index].header)
+        let missing = Int(after.sequence &- before.sequence) - 1
+        holes += max(missing, 0)
+        let clockOK = after.sampleClock == before.sampleClock + UInt64(missing + 1) * UInt64(after.frameSamples)
+        if missing < 0 || !clockOK || after.flags.contains(.afterLoss) != (missing > 0) { flaggedWrongly.append(index) }
+    }
+    #expect(UInt64(holes) == droppedForCallback, "sequence holes \(holes), frames the library counted as dropped for the callback \(droppedForCallback)", sourceLocation: sourceLocation)
+    #expect(flaggedWrongly.isEmpty, "frames out of order, with their audio's sample clock off, or flagged AFTER_LOSS where no frame was dropped before them (or not where one was): \(flaggedWrongly.prefix(10))", sourceLocation: sourceLocation)
+    expectWithinBudget(
+        "frames dropped for a frame callback 0.5 s behind", Double(holes), unit: "frames", .atMost(Double(DESKAUDIO_QUEUE_FRAMES)),
+        test: test, sourceLocation: sourceLocation)
+    return holes
 }
