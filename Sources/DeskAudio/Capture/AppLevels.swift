@@ -8,38 +8,38 @@ public struct AppLevel: Sendable, Equatable {
     public var rmsDBFS: Float
 }
 
-/// One level meter per application stream a source records (`AppSelection.measuresLevels`):
-/// the backend adds and removes them on its own thread, the thread that reads each stream
-/// measures into its meter without a lock, and any thread reads the levels.
+/// One level per application stream a source records (`AppSelection.measuresLevels`): the
+/// backend adds and removes them on its own thread, the thread that reads each stream
+/// measures into a meter of its own without a lock, and any thread reads the levels.
 final class AppLevels: Sendable {
-    private let meters = LockedValue<[UInt32: (stream: PlaybackStream, meter: LevelMeter)]>([:])
+    private let published = LockedValue<[UInt32: (stream: PlaybackStream, level: PublishedLevel)]>([:])
 
-    /// The meter for `stream`, made if it has none yet.
+    /// A meter for the thread that reads `stream`, publishing its level (made if it has none).
     func meter(for stream: PlaybackStream) -> LevelMeter {
-        meters.withLock { meters in
-            if let entry = meters[stream.id] { return entry.meter }
+        published.withLock { published in
+            if let entry = published[stream.id] { return LevelMeter(publishingTo: entry.level) }
             let meter = LevelMeter()
-            meters[stream.id] = (stream, meter)
+            published[stream.id] = (stream, meter.published)
             return meter
         }
     }
 
     /// Forgets the stream with id `id` (no longer recorded).
     func remove(_ id: UInt32) {
-        _ = meters.withLock { $0.removeValue(forKey: id) }
+        _ = published.withLock { $0.removeValue(forKey: id) }
     }
 
     /// Forgets every stream (the capture stopped).
     func removeAll() {
-        meters.withLock { $0.removeAll() }
+        published.withLock { $0.removeAll() }
     }
 
     /// Each recorded stream's level, by stream id.
     var levels: [AppLevel] {
-        meters.withLock { meters in
-            meters.values.map {
+        published.withLock { published in
+            published.values.map {
                 AppLevel(
-                    stream: $0.stream, peakDBFS: LevelMeter.dBFS($0.meter.peak), rmsDBFS: LevelMeter.dBFS($0.meter.rms))
+                    stream: $0.stream, peakDBFS: LevelMeter.dBFS($0.level.peak), rmsDBFS: LevelMeter.dBFS($0.level.rms))
             }
         }.sorted { $0.stream.id < $1.stream.id }
     }

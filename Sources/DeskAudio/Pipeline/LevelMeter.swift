@@ -1,26 +1,47 @@
 import Glibc
 import Synchronization
 
-/// Peak and RMS level of one source over the last second, measured in ten 100 ms blocks by
-/// the one thread that feeds it and read from any thread. `measure` takes no lock and
-/// allocates nothing.
-public final class LevelMeter: @unchecked Sendable {
+/// Peak and RMS level of one source over the last second, as the thread that measures it
+/// (`LevelMeter`) last published them: read from any thread, without a lock.
+public final class PublishedLevel: Sendable {
+    private let peakBits = Atomic<UInt32>(0)  // Float bit patterns
+    private let rmsBits = Atomic<UInt32>(0)
+
+    /// Silence, until a meter publishes.
+    public init() {}
+
+    /// Highest sample magnitude over the last second (1.0 = full scale).
+    public var peak: Float { Float(bitPattern: peakBits.load(ordering: .relaxed)) }
+    /// Root mean square over the last second (a full-scale sine gives 0.707).
+    public var rms: Float { Float(bitPattern: rmsBits.load(ordering: .relaxed)) }
+
+    fileprivate func publish(peak: Float, rms: Float) {
+        peakBits.store(peak.bitPattern, ordering: .relaxed)
+        rmsBits.store(rms.bitPattern, ordering: .relaxed)
+    }
+}
+
+/// Measures one source's peak and RMS over the last second in ten 100 ms blocks, for the one
+/// thread that feeds it (whoever owns it), and publishes each completed block's result to
+/// `published`, which any thread reads. `measure` takes no lock and allocates nothing.
+public final class LevelMeter {
     /// Floats (both channels) per block: 100 ms at 48 kHz stereo.
     static let blockFloats = AudioFormat.sampleRate / 10 * AudioFormat.channels
     /// Blocks in the window: one second.
     static let blockCount = 10
 
+    /// The levels, for any thread.
+    public let published: PublishedLevel
     private let peaks: UnsafeMutableBufferPointer<Float>
     private let squares: UnsafeMutableBufferPointer<Double>
     private var nextBlock = 0
     private var blockPeak: Float = 0
     private var blockSquares: Double = 0
     private var blockFilled = 0
-    private let publishedPeak = Atomic<UInt32>(0)  // Float bit patterns
-    private let publishedRMS = Atomic<UInt32>(0)
 
-    /// A meter that has heard only silence.
-    public init() {
+    /// A meter that has heard only silence, publishing to `published`.
+    public init(publishingTo published: PublishedLevel = PublishedLevel()) {
+        self.published = published
         peaks = .zeroed(LevelMeter.blockCount)
         squares = .zeroed(LevelMeter.blockCount)
     }
@@ -52,14 +73,13 @@ public final class LevelMeter: @unchecked Sendable {
         blockPeak = 0
         blockSquares = 0
         blockFilled = 0
-        publishedPeak.store(Float(0).bitPattern, ordering: .relaxed)
-        publishedRMS.store(Float(0).bitPattern, ordering: .relaxed)
+        published.publish(peak: 0, rms: 0)
     }
 
-    /// Highest sample magnitude over the last second (1.0 = full scale).
-    public var peak: Float { Float(bitPattern: publishedPeak.load(ordering: .relaxed)) }
-    /// Root mean square over the last second (a full-scale sine gives 0.707).
-    public var rms: Float { Float(bitPattern: publishedRMS.load(ordering: .relaxed)) }
+    /// Highest sample magnitude over the last second, as published.
+    public var peak: Float { published.peak }
+    /// Root mean square over the last second, as published.
+    public var rms: Float { published.rms }
 
     /// A linear level in dBFS, with silence reported as `floor`.
     public static func dBFS(_ level: Float, floor: Float = -120) -> Float {
@@ -103,7 +123,6 @@ public final class LevelMeter: @unchecked Sendable {
             sum += squares[block]
         }
         let rms = Float((sum / Double(LevelMeter.blockFloats * LevelMeter.blockCount)).squareRoot())
-        publishedPeak.store(peak.bitPattern, ordering: .relaxed)
-        publishedRMS.store(rms.bitPattern, ordering: .relaxed)
+        published.publish(peak: peak, rms: rms)
     }
 }

@@ -152,7 +152,7 @@ public final class FramePlayer: @unchecked Sendable {
             framesFed: fed.load(ordering: .relaxed), framesRefused: inbox.refusedFrames,
             buffer: now.counters, targetDelayMs: target.load(ordering: .relaxed) * 10,
             isRunning: running.load(ordering: .acquiring), delayP50Ms: now.p50, delayP99Ms: now.p99,
-            peak: levels.peak, rms: levels.rms)
+            peak: levels.published.peak, rms: levels.published.rms)
     }
 
     /// The player's real-time thread: fills `output` (interleaved stereo) from the jitter

@@ -6,7 +6,7 @@ import Synchronization
 /// worker, sequence numbers and settings), so a process may run several. Every method may
 /// be called from any thread. While it captures, its threads hold it: stop it
 /// (`enable(mic: false, app: false)`) before letting it go.
-public final class AudioService: @unchecked Sendable {
+public final class AudioService: Sendable {
     /// Receives each AudioFrame's bytes on the library's delivery thread, valid only during the call.
     public typealias FrameHandler = @Sendable (UnsafeRawBufferPointer) -> Void
 
@@ -21,7 +21,7 @@ public final class AudioService: @unchecked Sendable {
     // What the capture's threads share without the control lock.
     private let parts: CaptureParts
     // The control state; its lock is held for every start, stop and change.
-    private let control: LockedValue<CaptureControl>
+    private let control: LockOwned<CaptureControl>
     // Set by a stop asked for from inside the frame handler, cleared by any later start or
     // stop: the stop thread stops only if it is still set. Atomic: the handler's thread
     // must never wait for the control lock (a stop holding it waits for that thread).
@@ -38,9 +38,9 @@ public final class AudioService: @unchecked Sendable {
         notices = NoticeBoard(driving: driving)
         parts = CaptureParts(backends: backends, settings: settings, notices: notices, clock: clock, driving: driving)
         // The supervisor's check never waits for the lock: a stop holding it joins that thread.
-        let box = WeakBox<LockedValue<CaptureControl>>()
+        let box = WeakBox<LockOwned<CaptureControl>>()
         let supervisor = SourceSupervisor { _ = box.value?.tryWithLock { $0.reopenFailedSources() } }
-        control = LockedValue(CaptureControl(parts: parts, supervisor: supervisor))
+        control = LockOwned(CaptureControl(parts: parts, supervisor: supervisor))
         box.value = control
     }
 
@@ -294,7 +294,7 @@ public final class AudioService: @unchecked Sendable {
 
     private func level(of feed: SourceFeed) -> CaptureStats.SourceLevel {
         CaptureStats.SourceLevel(
-            peakDBFS: LevelMeter.dBFS(feed.level.peak), rmsDBFS: LevelMeter.dBFS(feed.level.rms),
+            peakDBFS: LevelMeter.dBFS(feed.level.published.peak), rmsDBFS: LevelMeter.dBFS(feed.level.published.rms),
             serverLatencyNs: feed.serverLatencyNs)
     }
 

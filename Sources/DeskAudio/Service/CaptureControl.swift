@@ -2,7 +2,7 @@ import Glibc
 
 /// The control state of one capture and every change to it: the host's choices, the sources
 /// and their streams, the pipeline and the worker. Reachable only through the service's
-/// `LockedValue<CaptureControl>`, so every method here runs with that lock held; the
+/// `LockOwned<CaptureControl>`, so every method here runs with that lock held; the
 /// capture's real-time threads never take it (they read the lock-free parts: slots, rings,
 /// delivery, stats).
 final class CaptureControl {
@@ -14,6 +14,8 @@ final class CaptureControl {
     private var sources: [CaptureSource] = []
     private var pipeline: FramePipeline?
     private var worker: CaptureWorker?
+    // Mixes the active feeds for each worker in turn; its counts run on across them.
+    private let mixer = SourceMixer()
     private var stoppedAtNs: UInt64?
 
     /// A stopped capture over `parts`, whose failed streams `supervisor` reopens.
@@ -144,7 +146,7 @@ final class CaptureControl {
         }
         let worker = CaptureWorker(
             slots: parts.slots, hostRing: parts.hostInput.ring, wake: parts.wake, pipeline: pipeline,
-            delivery: parts.delivery, settings: parts.settings, mixer: parts.mixer, stats: parts.statsBoard,
+            delivery: parts.delivery, settings: parts.settings, mixer: mixer, stats: parts.statsBoard,
             clock: parts.clock, driving: parts.driving)
         try worker.start()
         do throws(DeskAudioError) {

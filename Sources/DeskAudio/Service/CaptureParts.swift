@@ -1,7 +1,7 @@
 /// The parts of one capture that its threads share without the control lock: each is safe
 /// to use from any thread on its own terms (atomics, its own lock, a lock-free ring).
 /// `AudioService` reads them directly; `CaptureControl` changes them under its lock.
-struct CaptureParts {
+struct CaptureParts: Sendable {
     /// The backends capture may use.
     let backends: BackendSet
     /// Which of them it uses: the one rule.
@@ -12,8 +12,6 @@ struct CaptureParts {
     let notices: NoticeBoard
     /// The feeds the streams write into.
     let slots: SourceSlots
-    /// Mixes the active feeds into the pipeline's input.
-    let mixer = SourceMixer()
     /// PCM the host pushes itself.
     let hostInput = HostPCMInput()
     /// Counts and levels.

@@ -10,7 +10,7 @@ final class SourceSlots: @unchecked Sendable {
     let feeds: [SourceFeed]
     // The feeds' rings and clocks, unretained (the feeds keep them), for the worker.
     private let rings: UnsafeMutablePointer<Unmanaged<SampleRing>>
-    private let clocks: UnsafeMutablePointer<Unmanaged<StreamClock>>
+    private let clocks: UnsafeMutablePointer<Unmanaged<PublishedClockLine>>
     private let active = Atomic<UInt32>(0)
 
     /// `MixerInputs.capacity` idle slots whose feeds post to `notices`.
@@ -20,7 +20,7 @@ final class SourceSlots: @unchecked Sendable {
         clocks = .allocate(capacity: feeds.count)
         for (slot, feed) in feeds.enumerated() {
             rings[slot] = Unmanaged.passUnretained(feed.ring)
-            clocks[slot] = Unmanaged.passUnretained(feed.clock)
+            clocks[slot] = Unmanaged.passUnretained(feed.clock.published)
         }
     }
 
@@ -30,7 +30,7 @@ final class SourceSlots: @unchecked Sendable {
     }
 
     /// Worker: the clock of slot `slot`'s stream (no reference count touched).
-    func clock(ofSlot slot: Int) -> Unmanaged<StreamClock> { clocks[slot] }
+    func clock(ofSlot slot: Int) -> Unmanaged<PublishedClockLine> { clocks[slot] }
 
     /// The worker mixes slot `slot` from now on.
     func activate(_ slot: Int) { active.bitwiseOr(1 << UInt32(slot), ordering: .releasing) }

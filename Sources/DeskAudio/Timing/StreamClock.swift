@@ -5,9 +5,9 @@ import Synchronization
 /// chunk's first sample (played into the sink, for app audio; captured by the device, for a
 /// microphone); a `ClockEstimator` smooths the reports into a line, which the worker reads
 /// to stamp frames. Positions are samples written into the source's ring since the stream
-/// started. The reporting thread never waits, and neither does the reader: the line is
-/// published under a sequence count, and a read that overlaps a report is taken again.
-final class StreamClock: @unchecked Sendable {
+/// started. The clock is the reporting thread's; the line it publishes (`published`) is any
+/// thread's, and neither side waits for the other.
+final class StreamClock {
     /// The line a reader got, and how far single reports stray from it.
     struct Reading: Equatable, Sendable {
         var line: ClockEstimator.Line
@@ -29,19 +29,11 @@ final class StreamClock: @unchecked Sendable {
         case arrival(readSamples: Int, arrivedAtNs: UInt64)
     }
 
-    // Reporting thread only.
+    /// The line, for any thread.
+    let published = PublishedClockLine()
     private var estimator = ClockEstimator()
     private var envelope = ArrivalEnvelope()
     private var skipWatch = SkippedCycleWatch()
-    // The published reading: odd while the reporting thread writes it.
-    private let sequence = Atomic<UInt64>(0)
-    private let position = Atomic<Int64>(0)
-    private let timeBits = Atomic<UInt64>(0)
-    private let periodBits = Atomic<UInt64>(0)
-    private let jitterBits = Atomic<UInt64>(0)
-    private let rateBits = Atomic<UInt64>(0)
-    private let relocks = Atomic<Int>(0)
-    private let published = Atomic<Bool>(false)
 
     /// Stream thread: sample `position` of the ring's stream sounded at `timeNs`
     /// (CLOCK_MONOTONIC), as found by `source`. Allocates nothing, waits for nothing.
@@ -56,15 +48,8 @@ final class StreamClock: @unchecked Sendable {
             line = arrivalLine(position: samplePosition, timeNs: timeNs, arrivedAtNs: arrivedAtNs)
         }
         guard let line else { return }
-        sequence.add(1, ordering: .sequentiallyConsistent)
-        position.store(line.position, ordering: .sequentiallyConsistent)
-        timeBits.store(line.timeNs.bitPattern, ordering: .sequentiallyConsistent)
-        periodBits.store(line.nanosecondsPerSample.bitPattern, ordering: .sequentiallyConsistent)
-        jitterBits.store(estimator.jitterNs.bitPattern, ordering: .sequentiallyConsistent)
-        rateBits.store(estimator.rateErrorPPM.bitPattern, ordering: .sequentiallyConsistent)
-        relocks.store(estimator.relocks, ordering: .sequentiallyConsistent)
-        published.store(true, ordering: .sequentiallyConsistent)
-        sequence.add(1, ordering: .sequentiallyConsistent)
+        published.publish(
+            Reading(line: line, jitterNs: estimator.jitterNs, rateErrorPPM: estimator.rateErrorPPM, relocks: estimator.relocks))
     }
 
     // A report worked back from an arrival: the line to publish, or nil for none new. A
@@ -138,15 +123,57 @@ final class StreamClock: @unchecked Sendable {
         return stepped
     }
 
+    /// The line published last, or nil before the stream's first report (`published.reading`).
+    var reading: Reading? { published.reading }
+
+    /// While no stream reports: forgets the line (a new stream, maybe on another clock).
+    func reset() {
+        estimator.reset()
+        envelope.reset()
+        skipWatch.reset()
+        published.forget()
+    }
+}
+
+/// The line a `StreamClock` published last, for any thread: written by the reporting thread
+/// under a sequence count (odd while it writes), so neither side waits for the other.
+final class PublishedClockLine: Sendable {
+    private let sequence = Atomic<UInt64>(0)
+    private let position = Atomic<Int64>(0)
+    private let timeBits = Atomic<UInt64>(0)
+    private let periodBits = Atomic<UInt64>(0)
+    private let jitterBits = Atomic<UInt64>(0)
+    private let rateBits = Atomic<UInt64>(0)
+    private let relocks = Atomic<Int>(0)
+    private let isPublished = Atomic<Bool>(false)
+
+    /// The reporting thread's: `reading` becomes the line.
+    fileprivate func publish(_ reading: StreamClock.Reading) {
+        sequence.add(1, ordering: .sequentiallyConsistent)
+        position.store(reading.line.position, ordering: .sequentiallyConsistent)
+        timeBits.store(reading.line.timeNs.bitPattern, ordering: .sequentiallyConsistent)
+        periodBits.store(reading.line.nanosecondsPerSample.bitPattern, ordering: .sequentiallyConsistent)
+        jitterBits.store(reading.jitterNs.bitPattern, ordering: .sequentiallyConsistent)
+        rateBits.store(reading.rateErrorPPM.bitPattern, ordering: .sequentiallyConsistent)
+        relocks.store(reading.relocks, ordering: .sequentiallyConsistent)
+        isPublished.store(true, ordering: .sequentiallyConsistent)
+        sequence.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// The reporting side's, while no stream reports: no line until the next is published.
+    fileprivate func forget() {
+        isPublished.store(false, ordering: .sequentiallyConsistent)
+    }
+
     /// The current line, or nil before the stream's first report. Any thread; never waits
     /// on the reporting thread (it retries a read that a report overlapped, a few times,
     /// then says nil for now).
-    var reading: Reading? {
+    var reading: StreamClock.Reading? {
         for _ in 0..<64 {
             let before = sequence.load(ordering: .sequentiallyConsistent)
             guard before & 1 == 0 else { continue }
-            guard published.load(ordering: .sequentiallyConsistent) else { return nil }
-            let reading = Reading(
+            guard isPublished.load(ordering: .sequentiallyConsistent) else { return nil }
+            let reading = StreamClock.Reading(
                 line: ClockEstimator.Line(
                     position: position.load(ordering: .sequentiallyConsistent),
                     timeNs: Double(bitPattern: timeBits.load(ordering: .sequentiallyConsistent)),
@@ -157,13 +184,5 @@ final class StreamClock: @unchecked Sendable {
             if sequence.load(ordering: .sequentiallyConsistent) == before { return reading }
         }
         return nil
-    }
-
-    /// While no stream reports: forgets the line (a new stream, maybe on another clock).
-    func reset() {
-        estimator.reset()
-        envelope.reset()
-        skipWatch.reset()
-        published.store(false, ordering: .sequentiallyConsistent)
     }
 }
