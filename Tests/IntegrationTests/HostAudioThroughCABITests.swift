@@ -1,7 +1,6 @@
 import DeskAudio
 import DeskAudioC
 import Foundation
-import Glibc
 import TestSupport
 import Testing
 
@@ -26,9 +25,7 @@ extension RealServerTests {
                         $0.baseAddress, $0.count, deskaudio_pcm_format.DESKAUDIO_PCM_S16.rawValue, 1, Int32(rate))
                 }
                 #expect(taken == Int32(piece.count))
-                let dueNs = startNs + UInt64(index + 1) * 20_000_000
-                let nowNs = MonotonicClock.nowNs()
-                if dueNs > nowNs { usleep(UInt32((dueNs - nowNs) / 1000)) }
+                sleepUntil(monotonicNs: startNs + UInt64(index + 1) * 20_000_000)
             }
         }
 

@@ -193,9 +193,7 @@ extension RealServerTests {
                             0, { frame, length, socket in _ = send(Int32(Int(bitPattern: socket)), frame, length, 0) },
                             UnsafeMutableRawPointer(bitPattern: Int(socket)))
                     }
-                    let due = start + UInt64(Double(tick + 1) * 10_000_000 / rate)
-                    let now = MonotonicClock.nowNs()
-                    if due > now { usleep(UInt32((due - now) / 1000)) }
+                    sleepUntil(monotonicNs: start + UInt64(Double(tick + 1) * 10_000_000 / rate))
                 }
             }
             thread.start()
