@@ -7,13 +7,15 @@ import Testing
 /// and end, and zeros next to a break are not.
 @Suite struct PipeWireZeroCycleWatchTests {
     /// The watch's answers for a run of 256-sample stereo buffers, "s" sound, "0" zeros, "k" a
-    /// buffer of sound after cycles missed.
+    /// buffer of sound after cycles missed, "=" zeros for the cycle before, handed again.
     static func answers(_ buffers: String) -> [Bool] {
         var watch = PipeWireZeroCycleWatch()
         let sound = [Float](repeating: 0, count: 511) + [0.25]  // one sample not zero is sound
         let zeros = [Float](repeating: 0, count: 512)
         return buffers.map { kind in
-            (kind == "0" ? zeros : sound).withUnsafeBufferPointer { watch.take($0, skipped: kind == "k" ? 256 : 0) }
+            (kind == "0" || kind == "=" ? zeros : sound).withUnsafeBufferPointer {
+                watch.take($0, skipped: kind == "k" ? 256 : 0, again: kind == "=")
+            }
         }
     }
 
@@ -32,6 +34,13 @@ import Testing
     @Test func zerosNextToABreakAreNotCounted() {
         #expect(!Self.answers("s0k").contains(true))  // the zeros' cycle may be the break's
         #expect(Self.answers("k0s") == [false, false, true])  // sound after a break, then a lone cycle
+    }
+
+    /// The double call of debian12-pipewire-graph-late (R-PW-DOUBLE-CALL): sound after a
+    /// cycle missed, the same cycle again as zeros, then sound: no cycle of zeros was handed.
+    @Test func zerosForACycleHandedAgainAreNoCycleOfTheirOwn() {
+        #expect(!Self.answers("sk=ss").contains(true))
+        #expect(Self.answers("s=0s") == [false, false, false, true])
     }
 
     @Test func aNewStreamStartsFromNothing() {

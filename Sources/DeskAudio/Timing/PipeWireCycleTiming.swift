@@ -41,6 +41,8 @@ final class PipeWireCycleTiming {
     private var cycleWatch = PipeWireCycleWatch()
     private var zeroCycleWatch = PipeWireZeroCycleWatch()
     private let skipHold = PipeWireSkipHold()
+    // The graph position of the last timed buffer.
+    private var lastTicks: UInt64?
     /// What the server handed it, when DESKAUDIO_TRACE asks for a trace.
     let trace: TimingTrace?
 
@@ -77,7 +79,9 @@ final class PipeWireCycleTiming {
                 ticks: report.ticks, durationTicks: report.cycleDurationTicks ?? length, rate: report.rate,
                 nowNs: report.nowNs)
         }
-        if zeroCycleWatch.take(samples, skipped: skipped) { feed.countZeroCycle() }
+        let again = report.isTimed && report.ticks == lastTicks
+        if report.isTimed { lastTicks = report.ticks }
+        if zeroCycleWatch.take(samples, skipped: skipped, again: again) { feed.countZeroCycle() }
         skipHold.take(
             samples, channels: channels, timeNs: report.isTimed ? UInt64(max(firstSampleNs, 0)) : nil,
             skipped: skipped, position: report.ticks,
@@ -91,5 +95,6 @@ final class PipeWireCycleTiming {
         cycleWatch = PipeWireCycleWatch()
         zeroCycleWatch.reset()
         skipHold.reset()
+        lastTicks = nil
     }
 }

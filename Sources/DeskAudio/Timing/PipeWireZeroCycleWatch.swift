@@ -20,8 +20,11 @@ struct PipeWireZeroCycleWatch: Sendable {
     private var last = Last.other
 
     /// The next buffer the stream got, `skipped` samples after the one before (0: the next
-    /// cycle). True when it is sound that closes a cycle of zeros alone between sound.
-    mutating func take(_ samples: UnsafeBufferPointer<Float>, skipped: Int) -> Bool {
+    /// cycle), or the cycle before handed again (`again`: a double call after a stall, no
+    /// cycle of its own, R-PW-DOUBLE-CALL). True when it is sound that closes a cycle of
+    /// zeros alone between sound.
+    mutating func take(_ samples: UnsafeBufferPointer<Float>, skipped: Int, again: Bool = false) -> Bool {
+        if again { return false }
         if skipped > 0 { last = .other }
         if ZeroGate.isZero(samples) {
             last = last == .sound ? .zerosAfterSound : .other

@@ -127,13 +127,13 @@ final class ScriptedStream: CaptureStream, @unchecked Sendable {
     }
 
     /// Plain PulseAudio, as a trace recorded it: a read at the clock's now with `mark`,
-    /// `readable` bytes waiting, and the fragments the library then read (none when it held
-    /// the read back). Returns whether it read.
+    /// `readable` bytes waiting; `fragments` are what the server's buffer hands a read then
+    /// (called only when the library reads). Returns whether it read.
     @discardableResult
-    func replayedPulseRead(mark: ClockEstimator.Line?, marked: Bool, readable: Int, fragments: [Fragment]) -> Bool {
+    func replayedPulseRead(mark: ClockEstimator.Line?, marked: Bool, readable: Int, fragments: () -> [Fragment]) -> Bool {
         precondition(path == .pulseAudio && !isStopped)
         guard readTiming.beginServerClockRead(mark: mark, hasMarked: marked, readableBytes: readable) else { return false }
-        take(fragments)
+        take(fragments())
         return true
     }
 

@@ -148,6 +148,27 @@ extension Scenario {
                 fragment.hole ? .hole(floats: fragment.floats) : .samples(samples(fragment.floats, fragment.checksum, fragment.zero))
             }
         }
+        // Plain PulseAudio's buffer: the audio the reads took live, in order. A read takes
+        // what the live one took, and where the live library held a read back (no fragments),
+        // what was readable then; what a read held back here waits for the next.
+        let serverAudio = trace.events.flatMap { event -> [RecordedTrace.Fragment] in
+            guard case .pulseRead(_, _, _, _, let list) = event else { return [] }
+            return list
+        }
+        var readUpTo = 0, liveReadUpTo = 0
+        let serverRead = { (readable: Int, heldLive: Bool) -> [RecordedTrace.Fragment] in
+            var end = max(readUpTo, liveReadUpTo)
+            if heldLive {
+                var readableEnd = readUpTo, floats = 0
+                while readableEnd < serverAudio.count && floats < readable / MemoryLayout<Float>.size {
+                    floats += serverAudio[readableEnd].floats
+                    readableEnd += 1
+                }
+                end = max(end, readableEnd)
+            }
+            defer { readUpTo = end }
+            return Array(serverAudio[readUpTo..<end])
+        }
         for event in trace.events {
             switch event {
             case .pipeWire(let report, let count, let checksum, let zero):
@@ -155,7 +176,10 @@ extension Scenario {
                 stream.pipeWireBuffer(samples(count * trace.channels, checksum, zero), report: report)
             case .pulseRead(let mark, let marked, let readable, let now, let list):
                 clock.set(max(clock.nowNs, now))
-                stream.replayedPulseRead(mark: mark, marked: marked, readable: readable, fragments: fragments(list))
+                liveReadUpTo += list.count
+                stream.replayedPulseRead(mark: mark, marked: marked, readable: readable) {
+                    fragments(serverRead(readable, list.isEmpty))
+                }
             case .arrivalRead(let now, let readable, let timing, let list):
                 clock.set(max(clock.nowNs, now))
                 stream.replayedArrivalRead(readable: readable, timing: timing, fragments: fragments(list))
