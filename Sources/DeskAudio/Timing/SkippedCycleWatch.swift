@@ -145,8 +145,8 @@ struct SkippedCycleWatch: Sendable {
     /// it, over `largeSkipSamples` of audio and `largeSkipArrivalNs` of arrivals or more, all
     /// lay later than `earliestNs` (the envelope's least distance) by more than
     /// `TimingPolicy.standard.largeSkipNs`: the copy from the first of them, moved by the least of what they were
-    /// late (as `skippedCycle` moves a mark's). Nil otherwise. Every report of a settled line
-    /// is to be shown to it.
+    /// late (as `skippedCycle` moves a mark's). Nil otherwise. Every report, a settling
+    /// line's too, is to be shown to it.
     mutating func largeSkip(
         at position: Int64, timeNs: UInt64, arrivedAtNs: UInt64, earliestNs: Double, estimator: ClockEstimator
     ) -> ClockEstimator? {

@@ -103,19 +103,20 @@ final class StreamClock {
     // report came before the envelope's least distance allows, and arrivals are never early
     // (the line was moved late by a stretch of late wake-ups taken for a skip, or the server
     // caught up).
-    // (While the line settles, only the watch's later, from its own marks: an early report
-    // starts the loop's line again.)
+    // (While the line settles, only the watch's later: a large skip measured from the
+    // envelope as it stands, made from lines since moved (within 1 ms on the traces of
+    // R-PP-SKIP), and one cycle from its own marks; an early report starts the loop's line again.)
     private func steppedEstimator(
         position: Int64, timeNs: UInt64, arrivedAtNs: UInt64, distanceNs: Double, settled: Bool
     ) -> ClockEstimator? {
-        guard settled else { return skipWatch.skippedCycle(at: position, earliestNs: nil) }
         let earliest = envelope.earliestNs
         if let skipped = skipWatch.largeSkip(
             at: position, timeNs: timeNs, arrivedAtNs: arrivedAtNs, earliestNs: earliest, estimator: estimator)
-            ?? skipWatch.skippedCycle(at: position, earliestNs: earliest)
         {
             return skipped
         }
+        guard settled else { return skipWatch.skippedCycle(at: position, earliestNs: nil) }
+        if let skipped = skipWatch.skippedCycle(at: position, earliestNs: earliest) { return skipped }
         let earlyNs = earliest - distanceNs
         guard earlyNs > skipWatch.stepThresholdNs else { return nil }
         var stepped = estimator

@@ -145,6 +145,41 @@ import Testing
         #expect(moves.allSatisfy { $0 < 1_000_000 }, "\(moves.max()!)")
     }
 
+    /// R-PP-SKIP as pipewire-pulse does it: the daemon stopped for 60 ms, a tone playing on
+    /// natively (scripts/record-traces): the graph went on without the daemon's stream, so
+    /// the audio after the stop sounded whole cycles (256 samples each) later than the
+    /// samples before it say, and nothing in the PulseAudio API says so (the reads' arrivals
+    /// before and after the stop: 10 and 11 cycles later, within 0.03 ms). The line steps
+    /// once, flagged, by whole cycles, when the late reports have covered 100 ms of audio and
+    /// of arrivals (`SkippedCycleWatch.largeSkip`): 11 frames after the stop's first. On a
+    /// settled line (3 s in) that is within 0.05 ms of the cycles missed; on a line settling
+    /// (1.2 s in), measured from reports made against a line since moved, within 1 ms (0.8 and
+    /// 0.5 ms over; before, only the one-cycle rule acted while a line settled: these two
+    /// stepped at frame 138, 28 and 31 frames after the stop, the frames between 53-59 ms
+    /// early). Apart from those and the first 250 ms's, no frame moves 1 ms against its length.
+    @Test(arguments: [
+        ("debian12-pipewire-pulse-daemon-stopped.txt", 298, 50_000.0),
+        ("debian12-pipewire-pulse-daemon-stopped-settling.txt", 117, 1_000_000),
+        ("debian13-pipewire-pulse-daemon-stopped.txt", 301, 50_000),
+        ("debian13-pipewire-pulse-daemon-stopped-settling.txt", 121, 1_000_000),
+    ])
+    func cyclesTheGraphWentOnWithoutThePulseDaemonStepTheLineOnce(name: String, step: Int, toleranceNs: Double) throws {
+        let (_, _, headers) = try Self.replayed(name)
+        let cycleNs = 256 * 1e9 / 48_000
+        let moves = headers.indices.dropFirst().map { index in
+            Double(headers[index].captureTimeNs) - Double(headers[index - 1].captureTimeNs) - 10_000_000
+        }
+        let steps = Self.steps(headers).filter { $0 >= 25 }
+        #expect(steps == [step])
+        for index in steps {
+            let moved = moves[index - 1]
+            let cycles = (moved / cycleNs).rounded()
+            #expect(cycles >= 10 && abs(moved - cycles * cycleNs) <= toleranceNs, "frame \(index) moved \(moved / 1e6) ms")
+        }
+        let others = moves.indices.filter { $0 >= 24 && !steps.contains($0 + 1) }.map { abs(moves[$0]) }
+        #expect(others.allSatisfy { $0 < 1_000_000 }, "\(others.max() ?? 0)")
+    }
+
     /// PipeWire's graph moving on while the capture missed cycles, and changing its quantum:
     /// - a graph run late as a whole (Debian 12, a 64-sample quantum, two real-time threads of
     ///   the machine's own busy beside it: 15 skips in 3 s; R-PW-GRAPH-LATE);
