@@ -49,8 +49,10 @@ extension RealServerTests {
             let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(recorder.terminationStatus == 0, "\(progress)")
             #expect(summary.hasPrefix("wrote \(opus): 3.0 s, 300 frames"), "\(summary)")
-            // Not a terminal: plain progress lines, one a second, with the tone's level.
+            // Not a terminal: plain progress lines, one a second, with the tone's level, and
+            // no warning of PipeWire's own (PipeWire 1.4 warned of client-rt.conf at each start).
             #expect(progress.contains("app -6.0 dBFS  gate open"), "\(progress)")
+            #expect(!progress.contains("[W]") && !progress.contains("[E]"), "\(progress)")
 
             let samples = try decode(opus)
             #expect(samples.count == 2 * (300 * 480 - 120), "3 s less the 120-sample pre-skip")

@@ -17,9 +17,18 @@ final class PipeWireConnection: MainLoopLocking {
     private var doneSequence: Int32 = -1
     private var coreError: String?
 
-    /// Connects to the daemon. `realTime` loads client-rt.conf, whose module-rt gives the
-    /// data thread real-time scheduling (as pw-cat does): capture streams need it, or a
-    /// busy machine delays the process callback past the 10 ms quantum and audio is lost.
+    /// The configuration with module-rt: client-rt.conf before PipeWire 1.4, whose client.conf
+    /// loads module-rt itself and warns on every connection that asks for client-rt.conf (as
+    /// Debian 13's 1.4 does); nil: the default, client.conf.
+    static let realTimeConfig: String? = {
+        let version = String(cString: pw_get_library_version()).split(separator: ".").compactMap { Int($0) }
+        guard version.count >= 2 else { return "client-rt.conf" }
+        return (version[0], version[1]) >= (1, 4) ? nil : "client-rt.conf"
+    }()
+
+    /// Connects to the daemon. `realTime` loads module-rt (`realTimeConfig`), which gives the
+    /// data thread real-time scheduling (as pw-cat does): capture streams need it, or a busy
+    /// machine delays the process callback past the 10 ms quantum and audio is lost.
     init(name: String, realTime: Bool) throws(DeskAudioError) {
         PipeWireConnection.initializeLibrary()
         guard let newLoop = pw_thread_loop_new(name, nil) else {
@@ -44,7 +53,7 @@ final class PipeWireConnection: MainLoopLocking {
                 message.map { String(cString: $0) } ?? String(cString: strerror(-result))
             pw_thread_loop_signal(connection.loop, false)
         }
-        let properties = realTime ? pw_properties_new_string("config.name=client-rt.conf") : nil
+        let properties = realTime ? PipeWireConnection.realTimeConfig.map { pw_properties_new_string("config.name=\($0)") } ?? nil : nil
         guard let newContext = pw_context_new(pw_thread_loop_get_loop(newLoop), properties, 0) else {
             close()
             throw .outOfResources("cannot create a PipeWire context: \(PipeWireConnection.errnoText())")
