@@ -135,6 +135,35 @@ extension RealServerTests {
             _ = deskaudio_capture_enable(linked.handle, false, false)
         }
 
+        /// WirePlumber gone for good under a capture that never read the defaults (a fresh
+        /// `deskaudio record`, which lists no devices): the links it made die with it, the
+        /// stream is reopened at the first stall, and at the second the library links the sink
+        /// the session manager had linked it to (R-WP-RESTART). Before, such a process had no
+        /// default to fall back on ("PipeWire names no default sink") and stayed silent for
+        /// good, as 4 of 23 WirePlumber restarts under `deskaudio record` on Debian 12 left it
+        /// (WirePlumber 0.4.13 back and not answering: docs/reliability.md, R-WP-RESTART).
+        @Test func aCaptureThatNeverReadTheDefaultsLinksTheSinkItWasLinkedToWhenTheSessionManagerIsGone() throws {
+            let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
+            defer { Self.rig("restart", directory) }  // a graph with a session manager, for the tests after this one
+            let opus = FileManager.default.temporaryDirectory.appendingPathComponent("deskaudio-no-session-manager-\(getpid()).opus").path
+            defer { try? FileManager.default.removeItem(atPath: opus) }
+            // 6 s of frames: 1 s before, the rest once linked again; SIGINT at 20 s if never.
+            let (recorder, output, errors) = try ExternalTools.start(
+                ["timeout", "-s", "INT", "20", commandLineTool, "record", "--backend", "pipewire", "--seconds", "6", opus])
+            var progressLine = ExternalTools.readLine(errors)  // (after PipeWire's own warnings, if any)
+            for _ in 0..<20 where !progressLine.contains("frames") { progressLine = ExternalTools.readLine(errors) }
+            #expect(progressLine.contains("frames"), "\(progressLine)")
+            Thread.sleep(forTimeInterval: 1)
+            Self.rig("stop-session-manager", directory)
+            recorder.waitUntilExit()
+            let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let progress = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(summary.contains(": 6.0 s, 600 frames"), "\(summary) \(progress)")
+            #expect(
+                progress.contains("the session manager does not answer: linking deskaudio_sink, the default it last named"),
+                "\(progress)")
+        }
+
         @Test func aCaptureLeftUnlinkedIsReportedAndLinkedAgainWithin3sOfTheSessionManagersReturn() throws {
             let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
             defer { Self.rig("restart", directory) }  // a graph with its links, for the tests after this one

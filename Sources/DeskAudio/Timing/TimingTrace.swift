@@ -36,14 +36,17 @@ final class TimingTrace {
     private let zeroCyclesAtStart: UInt64
 
     /// A trace for a stream of `kind` ("pipewire", "pulseaudio", "pipewire-pulse") in the
-    /// directory DESKAUDIO_TRACE names, or nil when it names none.
-    static func start(kind: String, feed: SourceFeed, readSamples: Int, readsMonitor: Bool) -> TimingTrace? {
+    /// directory DESKAUDIO_TRACE names, or nil when it names none; the stream opens now, on
+    /// a device the library links itself when `linkingItself`.
+    static func start(kind: String, feed: SourceFeed, readSamples: Int, readsMonitor: Bool, linkingItself: Bool = false)
+        -> TimingTrace?
+    {
         guard let directory = getenv("DESKAUDIO_TRACE").map({ String(cString: $0) }), !directory.isEmpty else { return nil }
         let number = streams.add(1, ordering: .relaxed).newValue
         return TimingTrace(
             path: "\(directory)/trace-\(getpid())-\(number)-\(kind).txt",
             header: "# deskaudio timing trace 1\nstream \(kind) channels=\(feed.ring.channels) read=\(readSamples) "
-                + "monitor=\(readsMonitor ? 1 : 0)\n",
+                + "monitor=\(readsMonitor ? 1 : 0) opened=\(LibraryClock.system.nowNs()) linking=\(linkingItself ? 1 : 0)\n",
             feed: feed)
     }
 

@@ -219,6 +219,57 @@ import Testing
         #expect(errors.allSatisfy { abs($0) <= 1_000 }, "\(errors.max()!) \(errors.min()!)")
     }
 
+    /// R-WP-RESTART recorded: WirePlumber stopped 1.2 s into a native capture and started 3 s
+    /// later (scripts/record-traces; the links it made die with it). Live, the library
+    /// reopened the stream at its first stall (2 s after the last audio) and linked it itself
+    /// at the second (1 s on); on Debian 13 the returning WirePlumber 0.5 took that link away
+    /// after two cycles, and the stream was reopened again 2 s later, for WirePlumber to link.
+    /// Replayed stream by stream, each live stream's audio into the stream the library opened
+    /// in its place: the library opens as many, in the same order, linking the device itself
+    /// where the live one did, each within 250 ms before the live one (a supervision round of
+    /// 200 ms and the machine's slack); the first frame of each stream with audio is the one
+    /// flagged AFTER_GAP, and the sample clock moves by the outage once: within 25 us of it,
+    /// less what the new stream's own account moves (a stream the library links is called
+    /// twice for its first position, 6.9-7.0 ms apart, its line the second call's).
+    @Test(arguments: [
+        ("debian12-pipewire-session-manager-restart.txt", [false, false, true]),
+        ("debian13-pipewire-session-manager-restart.txt", [false, false, true, false]),
+    ])
+    func aSessionManagerRestartIsRecoveredStreamByStreamAsLive(name: String, linking: [Bool]) throws {
+        let streams = try RecordedTrace.streams(named: name)
+        #expect(streams.map(\.linkingItself) == linking, "the live run's streams")
+        let scenario = Scenario(streams[0].path, startNs: streams[0].openedNs)
+        try scenario.service.enable(mic: false, app: true)
+        scenario.replay(streams[0])
+        var gaps: [(frame: Int, accountNs: Double)] = []
+        var framesSoFar = try scenario.headers().count
+        for (index, stream) in streams.enumerated().dropFirst() {
+            while scenario.server.streams.count <= index && scenario.clock.nowNs < stream.openedNs + 1_000_000_000 {
+                scenario.idle(10_000_000)
+            }
+            try #require(scenario.server.streams.count == index + 1, "stream \(index) opened, and no other")
+            let lateNs = Double(stream.openedNs) - Double(scenario.clock.nowNs)
+            #expect(lateNs >= 0 && lateNs <= 250_000_000, "stream \(index) opened live \(lateNs / 1e6) ms after the replay's")
+            #expect(scenario.server.streams[index].linkingItself == stream.linkingItself)
+            let buffers = Self.graphBuffers(stream)
+            guard buffers.count > 1 else { continue }
+            let accountNs = buffers[1].ticks == buffers[0].ticks
+                ? buffers[1].timeNs - buffers[0].timeNs - Double(buffers[0].samples) * 1e9 / 48000 : 0
+            gaps.append((framesSoFar, accountNs))
+            scenario.idle(stream.firstNs - 10_000_000 - min(scenario.clock.nowNs, stream.firstNs - 10_000_000))
+            scenario.replay(stream)
+            framesSoFar = try scenario.headers().count
+        }
+        let headers = try scenario.headers()
+        #expect(headers.indices.filter { headers[$0].flags.contains(.afterGap) } == gaps.map(\.frame))
+        for gap in gaps {
+            let last = headers[gap.frame - 1], first = headers[gap.frame]
+            let outageNs = Double(first.sampleClock - last.sampleClock) * 1e9 / 48000
+            let moved = Double(first.captureTimeNs) - Double(last.captureTimeNs) - outageNs - gap.accountNs
+            #expect(abs(moved) <= 25_000, "frame \(gap.frame): \(moved) ns over an outage of \(outageNs / 1e6) ms")
+        }
+    }
+
     /// The server restarted 1.2 s into a capture (scripts/record-traces: the rig's daemons
     /// killed and started again, the tone played again), replayed as its two streams with the
     /// server back at once: the library opens a stream again, which waits for the second

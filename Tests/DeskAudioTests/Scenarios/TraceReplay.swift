@@ -22,6 +22,10 @@ struct RecordedTrace {
     let path: ScriptedServer.Path
     let channels: Int
     let readsMonitor: Bool
+    /// When the stream opened (CLOCK_MONOTONIC ns; 0 in traces from before that was noted),
+    /// and whether the library linked its device itself.
+    private(set) var openedNs: UInt64 = 0
+    private(set) var linkingItself = false
     private(set) var events: [Event] = []
     /// What the live run counted: samples the server moved past the stream, cycles of zeros.
     private(set) var skippedSamples = 0
@@ -51,6 +55,8 @@ struct RecordedTrace {
         var path: ScriptedServer.Path?
         var channels = 2
         var monitor = true
+        var openedNs: UInt64 = 0
+        var linkingItself = false
         var events: [Event] = []
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let words = line.split(separator: " ")
@@ -68,6 +74,8 @@ struct RecordedTrace {
                 path = words.count > 1 ? kinds[String(words[1])] : nil
                 channels = Int(int("channels"))
                 monitor = int("monitor") == 1
+                openedNs = UInt64(int("opened"))
+                linkingItself = int("linking") == 1
             case "pw":
                 let rate = (fields["rate"] ?? "1/48000").split(separator: "/").map { UInt32($0) ?? 0 }
                 let report = PipeWireCycleReport(
@@ -114,6 +122,8 @@ struct RecordedTrace {
         self.path = path
         self.channels = channels
         readsMonitor = monitor
+        self.openedNs = openedNs
+        self.linkingItself = linkingItself
         self.events = events
     }
 

@@ -74,7 +74,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             readsMonitor: target.recordsASink,
             trace: TimingTrace.start(
                 kind: "pipewire", feed: feed, readSamples: options.pipeWireQuantum ?? options.periodSamples,
-                readsMonitor: target.recordsASink))
+                readsMonitor: target.recordsASink, linkingItself: options.linkingItself && target.isADevice))
         periodSamples = options.pipeWireQuantum ?? options.periodSamples
         layout = options.layout
         // The mute starts first, with no lock of this connection held: its start waits for
@@ -257,6 +257,10 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
             connection: connection,
             streamNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
             onLinked: { [unowned self] feeder in
+                // The session manager linked the default it names (R-WP-RESTART).
+                if let device = feeder.device, feeder.isSink != readsASource {
+                    PipeWireDefaults.noteLinked(sinkName: readsASource ? nil : device, sourceName: readsASource ? device : nil)
+                }
                 // A source's stream fed by a sink is told of once, by onSinkFeeding.
                 guard !feeder.isFirst, !(readsASource && feeder.isSink) else { return }
                 feed.reportDeviceChange(to: feeder.name + suffix)

@@ -39,8 +39,19 @@ struct PipeWireDefaults: Equatable, Sendable {
     }
 
     /// The defaults the session manager last named to this process (each nil before the
-    /// first answer that named one): what a capture falls back on while it does not answer.
+    /// first answer that named one, or the first default capture it linked): what a capture
+    /// falls back on while it does not answer.
     static var lastAnswered: PipeWireDefaults { remembered.withLock { $0 } }
+
+    /// The session manager linked a capture of the default sink's monitor to `sinkName`, or
+    /// one of the default source to `sourceName`: it named that the default, as good as an
+    /// answer (a capture that never read the defaults has this to fall back on, R-WP-RESTART).
+    static func noteLinked(sinkName: String? = nil, sourceName: String? = nil) {
+        remembered.withLock {
+            $0.sinkName = sinkName ?? $0.sinkName
+            $0.sourceName = sourceName ?? $0.sourceName
+        }
+    }
 
     private static let remembered = LockedValue(PipeWireDefaults())
 }

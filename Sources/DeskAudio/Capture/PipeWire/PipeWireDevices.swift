@@ -11,8 +11,9 @@ struct PipeWireDevices {
     var defaultSinkName: String?
     /// The default source's node name, if any; it may be a sink (its monitor).
     var defaultSourceName: String?
-    /// False when the session manager did not answer in time: the defaults are then the ones
-    /// it last named to this process, kept where those nodes are still there.
+    /// False when the session manager did not answer in time or named no default: the
+    /// defaults are then the ones it last named to this process, kept where those nodes are
+    /// still there (`chosenDefaults`).
     var defaultsAreCurrent = true
 
     /// How long the defaults may take: a session manager that answers does so within a few
@@ -28,15 +29,31 @@ struct PipeWireDevices {
         defer { reader.finish() }
         try reader.run(deadline: &deadline)
         let answered = try PipeWireDefaults.read(timeoutMs: defaultsTimeoutMs)
-        var defaults = answered ?? PipeWireDefaults.lastAnswered
-        if answered == nil {
-            let names = Set(reader.nodeNames)
-            defaults.sinkName = defaults.sinkName.flatMap { names.contains($0) ? $0 : nil }
-            defaults.sourceName = defaults.sourceName.flatMap { names.contains($0) ? $0 : nil }
-        }
+        let (defaults, current) = chosenDefaults(
+            answered: answered, lastNamed: PipeWireDefaults.lastAnswered, nodeNames: Set(reader.nodeNames))
         var result = reader.devices(defaults: defaults)
-        result.defaultsAreCurrent = answered != nil
+        result.defaultsAreCurrent = current
         return result
+    }
+
+    /// The defaults to go by: each one the session manager names now (`answered`), or where
+    /// it names none (nil: it did not answer; or none named: it is not running) the one it
+    /// last named (`lastNamed`) while that node is still there (`nodeNames`). `current` is
+    /// false where it did not answer or a default it last named stands in (R-WP-RESTART).
+    static func chosenDefaults(answered: PipeWireDefaults?, lastNamed: PipeWireDefaults, nodeNames: Set<String>)
+        -> (defaults: PipeWireDefaults, current: Bool)
+    {
+        var current = answered != nil
+        func chosen(_ now: String?, _ last: String?) -> String? {
+            if let now { return now }
+            guard let last, nodeNames.contains(last) else { return nil }
+            current = false
+            return last
+        }
+        let defaults = PipeWireDefaults(
+            sinkName: chosen(answered?.sinkName, lastNamed.sinkName),
+            sourceName: chosen(answered?.sourceName, lastNamed.sourceName))
+        return (defaults, current)
     }
 
     /// The name inside a metadata value such as `{"name":"alsa_output.pci"}`.

@@ -13,6 +13,8 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
         let isSink: Bool
         /// True for the first node seen feeding the stream, false for a relink.
         let isFirst: Bool
+        /// Its node.name when it is a device (a sink or a source), nil otherwise.
+        let device: String?
     }
 
     let connection: PipeWireConnection
@@ -20,7 +22,7 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
     private let onLinked: (Feeder) -> Void
     private let onSinkFeeding: (String?) -> Void
     var registry: PipeWireRegistry?
-    private var nodes: [UInt32: (name: String?, isSink: Bool)] = [:]
+    private var nodes: [UInt32: (name: String?, isSink: Bool, isDevice: Bool)] = [:]
     /// The stream's links now: link id → the node it comes from.
     private var links: [UInt32: UInt32] = [:]
     private var feedingNode: UInt32?
@@ -48,7 +50,11 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
     func global(id: UInt32, type: String, properties: PipeWireProperties) {
         switch type {
         case "PipeWire:Interface:Node":
-            nodes[id] = (properties[PW_KEY_NODE_NAME], properties[PW_KEY_MEDIA_CLASS]?.hasSuffix("/Sink") == true)
+            let mediaClass = properties[PW_KEY_MEDIA_CLASS] ?? ""
+            nodes[id] = (
+                properties[PW_KEY_NODE_NAME], mediaClass.hasSuffix("/Sink"),
+                mediaClass == "Audio/Sink" || mediaClass.hasPrefix("Audio/Source")
+            )
         case "PipeWire:Interface:Link":
             guard let input = properties[PW_KEY_LINK_INPUT_NODE].flatMap(UInt32.init), input == streamNode(),
                 let output = properties[PW_KEY_LINK_OUTPUT_NODE].flatMap(UInt32.init)
@@ -56,7 +62,10 @@ final class PipeWireLinkWatch: PipeWireRegistryWatcher {
             links[id] = output
             if output != feedingNode {
                 let node = nodes[output]
-                onLinked(Feeder(name: node?.name ?? "node \(output)", isSink: node?.isSink ?? false, isFirst: feedingNode == nil))
+                onLinked(
+                    Feeder(
+                        name: node?.name ?? "node \(output)", isSink: node?.isSink ?? false, isFirst: feedingNode == nil,
+                        device: node?.isDevice == true ? node?.name : nil))
                 feedingNode = output
             }
             judgeSinkFeeding()
