@@ -82,6 +82,13 @@ final class PipeWireCycleTiming {
         let again = report.isTimed && report.ticks == lastTicks
         if report.isTimed { lastTicks = report.ticks }
         if zeroCycleWatch.take(samples, skipped: skipped, again: again) { feed.countZeroCycle() }
+        // A position handed again with no skip to settle (a new driver taking the graph over,
+        // a new stream's first cycle): audio already handed, or zeros; the first stands
+        // (docs/reliability.md, R-PW-DRIVER).
+        if again && !skipHold.isHolding {
+            feed.reportServerLatency(nanoseconds: Int64(report.delayNs))
+            return
+        }
         skipHold.take(
             samples, channels: channels, timeNs: report.isTimed ? UInt64(max(firstSampleNs, 0)) : nil,
             skipped: skipped, position: report.ticks,

@@ -76,6 +76,9 @@ final class PipeWireSkipHold {
         audio(samples, timeNs)
     }
 
+    /// True while a buffer is held (the next call settles it).
+    var isHolding: Bool { held != nil }
+
     /// Forgets a held buffer (the stream stops or starts again).
     func reset() {
         held = nil
