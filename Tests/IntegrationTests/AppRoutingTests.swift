@@ -237,7 +237,10 @@ extension RealServerTests {
 
         /// Through the PulseAudio API a selection moves nothing: the speakers (the default
         /// sink's whole monitor) keep hearing the chosen application while it is recorded, and
-        /// the capture follows the application when it is moved to another sink.
+        /// the capture follows the application when it is moved to another sink: the tone is
+        /// recorded before the move and from 0.5 s after it to its end. How much of its 3 s the
+        /// capture holds is a figure (how soon a new application's stream is joined bends
+        /// under load: 2.79 s under ThreadSanitizer with the other sanitized suites at once).
         @Test func aSelectionThroughThePulseAudioAPILeavesTheStreamsWhereTheyPlay() throws {
             try MuteHostTests.onEachPath { path, backend, environment in
                 guard backend == "pulse" else { return }
@@ -248,6 +251,7 @@ extension RealServerTests {
                     ["pactl", "load-module", "module-null-sink", "sink_name=\(other)"], environment: environment
                 ).output.trimmingCharacters(in: .whitespacesAndNewlines)
                 defer { _ = try? ExternalTools.run(["pactl", "unload-module", module], environment: environment) }
+                var movedAt: UInt64 = 0, endedAt: UInt64 = 0
                 let collector = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["ToneA"], backend: backend) {
                     let player = try ExternalTools.playTone(
                         frequency: 440, amplitude: 0.3, seconds: 3, application: "ToneA", environment: environment)
@@ -256,7 +260,9 @@ extension RealServerTests {
                         .output.split(separator: "\n").first { $0.contains("pacat") || $0.contains("ToneA") }
                         .map { String($0.split(separator: "\t")[0]) } ?? ""
                     _ = try ExternalTools.run(["pactl", "move-sink-input", input, other], environment: environment)
+                    movedAt = MonotonicClock.nowNs()
                     player.waitUntilExit()
+                    endedAt = MonotonicClock.nowNs()
                 }
                 #expect(deskaudio_capture_enable(speakers, false, false) == 0)
                 let speakersLevels = try MuteHostTests.frameLevels(heard, of: 440).map(\.level)
@@ -268,9 +274,13 @@ extension RealServerTests {
                     Issue.record("\(path): ToneA never recorded")
                     return
                 }
+                let loud = recorded.filter { $0.level > quietSineLevel - 3 }.map(\.time)
+                #expect(loud.contains { $0 < movedAt }, "\(path): ToneA recorded before the move")
+                #expect(
+                    loud.contains { $0 > movedAt + 500_000_000 && $0 < endedAt }, "\(path): ToneA recorded from 0.5 s after the move")
                 let seconds = Double(recorded[last].time - recorded[first].time) / 1e9
                 let dips = recorded[first...last].filter { $0.level < quietSineLevel - 1 }.count
-                #expect(seconds > 2.8, "\(path): recorded for \(seconds) s of its 3, across the move")
+                expectWithinBudget("\(path): ToneA recorded of its 3 s", seconds, unit: "s", .atLeast(2.5))
                 print("measured: \(path): ToneA recorded \(seconds) s of 3 across a move to another sink, \(dips) frames more than 1 dB low")
             }
         }
