@@ -7,8 +7,9 @@ import Synchronization
 /// and the silence of the samples it came with, and at the end what the library made of it
 /// (the stream's counts). On when DESKAUDIO_TRACE names a directory (a debug setting, read at
 /// each stream's start); one file per stream, written when it stops. Records go into storage
-/// allocated at the start (at most `capacity`: about a minute of 256-sample cycles), so
-/// recording allocates nothing per buffer; the data thread only appends.
+/// allocated at the start, the last `capacity` kept (about a minute of 256-sample cycles; a
+/// longer stream's trace is its end, marked `# from record N`), so recording allocates
+/// nothing per buffer; the data thread only appends.
 final class TimingTrace {
     /// Records kept at most.
     static let capacity = 16_384
@@ -50,7 +51,8 @@ final class TimingTrace {
             feed: feed)
     }
 
-    private init(path: String, header: String, feed: SourceFeed) {
+    /// A trace written to `path` (tests; `start` names the file).
+    init(path: String, header: String, feed: SourceFeed) {
         self.path = path
         self.header = header
         skippedAtStart = feed.skippedSamples
@@ -59,14 +61,14 @@ final class TimingTrace {
     }
 
     deinit {
-        records.baseAddress?.deinitialize(count: count)
+        records.baseAddress?.deinitialize(count: min(count, Self.capacity))
         records.deallocate()
     }
 
-    /// Data thread: notes `record` (dropped once the storage is full).
+    /// Data thread: notes `record` (over the oldest once the storage is full).
     func note(_ record: Record) {
-        guard count < Self.capacity else { return }
-        (records.baseAddress! + count).initialize(to: record)
+        let slot = records.baseAddress! + count % Self.capacity
+        if count < Self.capacity { slot.initialize(to: record) } else { slot.pointee = record }
         count += 1
     }
 
@@ -84,7 +86,16 @@ final class TimingTrace {
     /// While no stream writes: writes the file, with what `feed` counted of the stream last.
     func finish(feed: SourceFeed) {
         var text = header
-        for record in records[0..<count] { text += Self.line(record) + "\n" }
+        let first = max(count - Self.capacity, 0)
+        // (A trace that starts mid-stream starts at a read or a buffer, never a fragment.)
+        var skipping = first > 0
+        if first > 0 { text += "# from record \(first)\n" }
+        for index in first..<count {
+            let record = records[index % Self.capacity]
+            if skipping, case .fragment = record { continue }
+            skipping = false
+            text += Self.line(record) + "\n"
+        }
         text += "end skipped=\(feed.skippedSamples - skippedAtStart) zero-cycles=\(feed.zeroCycleCount - zeroCyclesAtStart)\n"
         guard let file = fopen(path, "w") else { return }
         fputs(text, file)
