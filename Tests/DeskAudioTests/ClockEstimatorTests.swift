@@ -123,6 +123,34 @@ import Testing
         #expect(result.worstAfterLastStepNs < 10_000, "worst error after the step: \(result.worstAfterLastStepNs / 1e6) ms")
     }
 
+    /// On a noisy clock (reports 4 ms either side of the truth, so eight jitters are past it)
+    /// the line starts again only from a report more than `TimingPolicy.clockRelockNs` (20 ms)
+    /// off it: 15 ms off is jitter, smoothed in; 25 ms off starts it again.
+    @Test func onANoisyClockOnlyAReportPastTheRelockDistanceStartsTheLineAgain() throws {
+        var estimator = ClockEstimator()
+        var position: Int64 = 0
+        func jittery(_ count: Int) {
+            for index in 0..<count {
+                let truth = 1_000_000_000 + Double(position) * 1e9 / 48_000
+                estimator.report(position: position, timeNs: UInt64(truth + (index.isMultiple(of: 2) ? 4e6 : -4e6)))
+                position += 480
+            }
+        }
+        func reportOffTheLine(byNs offset: Double) throws {
+            let line = try #require(estimator.line)
+            estimator.report(position: position, timeNs: UInt64(line.timeNs(ofPosition: position) + offset))
+            position += 480
+        }
+        jittery(400)  // (the first reports, taken for steps until the jitter is known, start it again)
+        #expect(estimator.jitterNs > 2_500_000, "eight jitters past the relock distance")
+        let relocks = estimator.relocks
+        try reportOffTheLine(byNs: 15_000_000)
+        jittery(400)
+        #expect(estimator.relocks == relocks, "15 ms off: jitter")
+        try reportOffTheLine(byNs: 25_000_000)
+        #expect(estimator.relocks == relocks + 1, "25 ms off: the line starts again")
+    }
+
     @Test func aStallFarOffTheLineStartsItAgainFromTheReport() {
         var estimator = ClockEstimator()
         for chunk in 0..<200 {
