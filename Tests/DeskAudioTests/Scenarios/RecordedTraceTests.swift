@@ -151,7 +151,7 @@ import Testing
     /// samples before it say, and nothing in the PulseAudio API says so (the reads' arrivals
     /// before and after the stop: 10 and 11 cycles later, within 0.03 ms). The line steps
     /// once, flagged, by whole cycles, when the late reports have covered 100 ms of audio and
-    /// of arrivals (`SkippedCycleWatch.largeSkip`): 11 frames after the stop's first. On a
+    /// of arrivals (`SkippedCycleWatch.largeSkip`): 10-11 frames after the stop's first. On a
     /// settled line (3 s in) that is within 0.05 ms of the cycles missed; on a line settling
     /// (1.2 s in), measured from reports made against a line since moved, within 1 ms (0.8 and
     /// 0.5 ms over; before, only the one-cycle rule acted while a line settled: these two
