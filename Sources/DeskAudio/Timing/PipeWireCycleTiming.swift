@@ -79,22 +79,19 @@ final class PipeWireCycleTiming {
                 ticks: report.ticks, durationTicks: report.cycleDurationTicks ?? length, rate: report.rate,
                 nowNs: report.nowNs)
         }
+        if report.isTimed { feed.reportServerLatency(nanoseconds: Int64(report.delayNs)) }
         let again = report.isTimed && report.ticks == lastTicks
         if report.isTimed { lastTicks = report.ticks }
         if zeroCycleWatch.take(samples, skipped: skipped, again: again) { feed.countZeroCycle() }
         // A position handed again with no skip to settle (a new driver taking the graph over,
         // a new stream's first cycle): audio already handed, or zeros; the first stands
         // (docs/reliability.md, R-PW-DRIVER).
-        if again && !skipHold.isHolding {
-            feed.reportServerLatency(nanoseconds: Int64(report.delayNs))
-            return
-        }
+        if again && !skipHold.isHolding { return }
         skipHold.take(
             samples, channels: channels, timeNs: report.isTimed ? UInt64(max(firstSampleNs, 0)) : nil,
             skipped: skipped, position: report.ticks,
             silence: { feed.writeSkipped(samples: $0) },
             audio: { feed.write($0, firstSampleTimeNs: $1) })
-        if report.isTimed { feed.reportServerLatency(nanoseconds: Int64(report.delayNs)) }
     }
 
     /// Forgets what came before: the stream stops or starts again.

@@ -53,7 +53,8 @@ final class PipeWireConnection: MainLoopLocking {
                 message.map { String(cString: $0) } ?? String(cString: strerror(-result))
             pw_thread_loop_signal(connection.loop, false)
         }
-        let properties = realTime ? PipeWireConnection.realTimeConfig.map { pw_properties_new_string("config.name=\($0)") } ?? nil : nil
+        let config = realTime ? PipeWireConnection.realTimeConfig : nil
+        let properties = config.flatMap { pw_properties_new_string("config.name=\($0)") }
         guard let newContext = pw_context_new(pw_thread_loop_get_loop(newLoop), properties, 0) else {
             close()
             throw .outOfResources("cannot create a PipeWire context: \(PipeWireConnection.errnoText())")
