@@ -29,6 +29,24 @@ import Testing
         headers.indices.filter { headers[$0].flags.contains(.timeStep) }
     }
 
+    /// How far each frame's time moved past its length from the frame before (element i: frame i + 1).
+    static func moves(_ headers: [AudioFrameHeader]) -> [Double] {
+        zip(headers, headers.dropFirst()).map { Double($1.captureTimeNs) - Double($0.captureTimeNs) - 10_000_000 }
+    }
+
+    /// Across a break, at `frame` (the first after it): how far its time moved past the sample
+    /// clock's move (the outage), and that outage in ns.
+    static func movedPastTheOutage(_ headers: [AudioFrameHeader], at frame: Int) -> (movedNs: Double, outageNs: Double) {
+        let last = headers[frame - 1], first = headers[frame]
+        let outageNs = Double(first.sampleClock - last.sampleClock) * 1e9 / 48000
+        return (Double(first.captureTimeNs) - Double(last.captureTimeNs) - outageNs, outageNs)
+    }
+
+    /// The indices of `ticks` that repeat the position before them (a cycle handed again).
+    static func handedAgain(_ ticks: [UInt64]) -> [Int] {
+        ticks.indices.dropFirst().filter { ticks[$0] == ticks[$0 - 1] }
+    }
+
     /// Each PipeWire buffer of `trace`: its graph position, its length, and the graph's own
     /// account of its first sample's time (the cycle's time less the device's delay and, for a
     /// monitor, the buffer's length).
@@ -117,7 +135,7 @@ import Testing
             guard case .pipeWire(let report, _, _, let zero) = event else { return nil }
             return (report.ticks, zero)
         }
-        let again = buffers.indices.dropFirst().filter { buffers[$0].ticks == buffers[$0 - 1].ticks }
+        let again = Self.handedAgain(buffers.map(\.ticks))
         let double = try #require(again.first)
         #expect(again.count == 1 && buffers[double].ticks == 19_328)
         #expect(buffers[double - 2].ticks == 19_200, "the cycle at 19 264 missed")
@@ -139,9 +157,7 @@ import Testing
         let (_, _, headers) = try Self.replayed(name)
         #expect(headers.count >= 300)
         #expect(Self.steps(headers) == steps)
-        let moves = zip(headers.dropFirst(25), headers.dropFirst(26)).map { before, after in
-            abs(Double(after.captureTimeNs) - Double(before.captureTimeNs) - 10_000_000)
-        }
+        let moves = Self.moves(headers).dropFirst(25).map(abs)
         #expect(moves.allSatisfy { $0 < 1_000_000 }, "\(moves.max()!)")
     }
 
@@ -166,9 +182,7 @@ import Testing
     func cyclesTheGraphWentOnWithoutThePulseDaemonStepTheLineOnce(name: String, step: Int, toleranceNs: Double) throws {
         let (_, _, headers) = try Self.replayed(name)
         let cycleNs = 256 * 1e9 / 48_000
-        let moves = headers.indices.dropFirst().map { index in
-            Double(headers[index].captureTimeNs) - Double(headers[index - 1].captureTimeNs) - 10_000_000
-        }
+        let moves = Self.moves(headers)
         let steps = Self.steps(headers).filter { $0 >= 25 }
         #expect(steps == [step])
         for index in steps {
@@ -230,7 +244,7 @@ import Testing
     func aNewDriverHandingAPositionAgainAddsNoAudio(name: String, repeats: Int, step: Int) throws {
         let (scenario, trace, headers) = try Self.replayed(name)
         let buffers = Self.graphBuffers(trace)
-        let again = buffers.indices.dropFirst().filter { buffers[$0].ticks == buffers[$0 - 1].ticks }
+        let again = Self.handedAgain(buffers.map(\.ticks))
         #expect(again.count == repeats, "the live run's repeats")
         let first = try #require(again.first) - 1
         let next = try #require(buffers.indices.first { $0 > first && buffers[$0].ticks != buffers[first].ticks })
@@ -238,7 +252,7 @@ import Testing
         let positions = buffers.enumerated().filter { !again.contains($0.offset) }.reduce(0) { $0 + $1.element.samples }
         #expect(headers.count == positions / 480, "each position once")
         #expect(Self.steps(headers) == [step])
-        let moved = Double(headers[step].captureTimeNs) - Double(headers[step - 1].captureTimeNs) - 10_000_000
+        let moved = Self.moves(headers)[step - 1]
         #expect(abs(moved - standstillNs) <= 1_000, "moved \(moved / 1e6) ms, the graph stood still \(standstillNs / 1e6) ms")
         #expect(scenario.service.stats().framesSkippedByServer == 0)
     }
@@ -289,9 +303,8 @@ import Testing
         let headers = try scenario.headers()
         #expect(headers.indices.filter { headers[$0].flags.contains(.afterGap) } == gaps.map(\.frame))
         for gap in gaps {
-            let last = headers[gap.frame - 1], first = headers[gap.frame]
-            let outageNs = Double(first.sampleClock - last.sampleClock) * 1e9 / 48000
-            let moved = Double(first.captureTimeNs) - Double(last.captureTimeNs) - outageNs - gap.accountNs
+            let (movedNs, outageNs) = Self.movedPastTheOutage(headers, at: gap.frame)
+            let moved = movedNs - gap.accountNs
             #expect(abs(moved) <= 25_000, "frame \(gap.frame): \(moved) ns over an outage of \(outageNs / 1e6) ms")
         }
     }
@@ -329,9 +342,7 @@ import Testing
         #expect(headers.count > before + 100)
         #expect(headers.indices.filter { headers[$0].flags.contains(.afterGap) } == [before])
         #expect(Self.steps(headers) == steps)
-        let last = headers[before - 1], first = headers[before]
-        let outageNs = Double(first.sampleClock - last.sampleClock) * 1e9 / 48000
-        let moved = Double(first.captureTimeNs) - Double(last.captureTimeNs) - outageNs
+        let (moved, outageNs) = Self.movedPastTheOutage(headers, at: before)
         #expect(abs(moved) <= strayNs, "\(moved) ns over an outage of \(outageNs) ns")
     }
 }
