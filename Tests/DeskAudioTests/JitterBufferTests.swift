@@ -51,11 +51,13 @@ import Testing
     }
 
     /// The player: pulls every 10 ms from `startNs` for `ticks` ticks, inserting each packet
-    /// as it arrives. Returns the left channel played (of the last `keptTicks` ticks; all by
-    /// default), what each tick was, the counts at the last frame played, and the targets.
-    static func play(_ packets: [Packet], ticks: Int, keptTicks: Int? = nil, startNs: UInt64 = 1_000_000_000) throws
-        -> (left: [Float], played: [JitterBuffer.Played], counters: JitterBuffer.Counters, targets: [Int])
-    {
+    /// as it arrives (except in `stalled` ticks, where its thread was not run: what came then
+    /// is inserted at the next tick, as a player does). Returns the left channel played (of
+    /// the last `keptTicks` ticks; all by default), what each tick was, the counts at the
+    /// last frame played, and the targets.
+    static func play(
+        _ packets: [Packet], ticks: Int, keptTicks: Int? = nil, startNs: UInt64 = 1_000_000_000, stalled: Range<Int> = 0..<0
+    ) throws -> (left: [Float], played: [JitterBuffer.Played], counters: JitterBuffer.Counters, targets: [Int]) {
         let buffer = try JitterBuffer()
         var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
         var left: [Float] = []
@@ -65,7 +67,7 @@ import Testing
         var targets: [Int] = []
         var counters = JitterBuffer.Counters()
         var nextPacket = 0
-        for tick in 0..<ticks {
+        for tick in 0..<ticks where !stalled.contains(tick) {
             let now = startNs + UInt64(tick) * 10_000_000
             while nextPacket < packets.count, packets[nextPacket].arrivalNs <= now {
                 try packets[nextPacket].bytes.withUnsafeBytes { try buffer.insert($0, arrivalNs: packets[nextPacket].arrivalNs) }
@@ -103,6 +105,25 @@ import Testing
         let level = SignalAnalysis.medianBlockLevel(left[4800..<(490 * 480)], frequency: 1000)
         #expect(abs(level - Self.toneLevel) <= 1, "\(level) dBFS")
         print("measured: jitter buffer, steady network: delay p50 \(Self.percentile(delays, 0.5)) ms, p99 \(Self.percentile(delays, 0.99)) ms")
+    }
+
+    /// A player whose thread was not run for 80 ms (a loaded machine) takes only 10 ms a
+    /// tick after it: the frames that came meanwhile are a backlog, dropped within the
+    /// backlog window, not played 80 ms late for the rest of the stream.
+    @Test func aBacklogLeftByAStalledPlayerIsDroppedWithinTheWindow() throws {
+        let packets = Self.network(try Self.send(1000), jitterMs: 0, loss: 0)
+        let (_, played, counters, targets) = try Self.play(packets, ticks: 1020, stalled: 500..<508)
+        let delays = played.map { tick -> Double in if case .frame(_, let delay) = tick { Double(delay) / 1e6 } else { -1 } }
+        let window = JitterBuffer.backlogWindowPulls
+        // Before the stall each frame plays 15 ms after it came; the 8 frames that came in the
+        // stall are held (95 ms) until the end of the first whole window after it (the windows
+        // run on from the start: 52 pulls here), then dropped in one go, and the delay is back.
+        #expect(delays[100..<500].allSatisfy { $0 == 15 })
+        #expect(delays[500..<552].allSatisfy { $0 == 95 }, "\(delays[500..<552])")
+        #expect(delays[552..<990].allSatisfy { $0 == 15 }, "\(delays[552..<990])")
+        #expect(552 - 500 <= 2 * window)
+        #expect(counters.framesDropped == 8 && counters.framesConcealed == 0 && counters.framesInserted == 0, "\(counters)")
+        #expect(targets.max() == 2)
     }
 
     @Test func jitterAndLossAreCoveredWithTheToneWholeAtItsLevel() throws {

@@ -1,16 +1,18 @@
 /// Between AudioFrames arriving from the network and a player that takes exactly 10 ms every
 /// 10 ms (a remote microphone, a sink): frames are put back in sequence order and played
 /// after an adaptive delay; frames that waited longer than that delay before playing started
-/// (a backlog) are dropped, not played late. The delay starts at 20 ms, grows at once to cover the arrival
-/// jitter seen (the spread of arrival minus capture time over the last 2.56 s), and by a
-/// frame on each underrun; it shrinks when arrival has been steady, one dropped frame at a
-/// time. A frame lost in transit is concealed (rebuilt from the next packet's in-band FEC
-/// when it is there, else Opus PLC); the silence of a sender whose zero gate closed is played
-/// as silence, never concealed. Clock drift between the machines is absorbed the same way:
-/// a sender running fast fills the buffer, and a frame is dropped; one running slow empties
-/// it, and a concealed frame is inserted; the delay stays within its bounds. Everything is
-/// allocated at creation: `insert` and `pull` allocate nothing. Not thread-safe: one thread
-/// at a time (the remote microphone serializes the network thread and the player).
+/// (a backlog) are dropped, not played late. The delay starts at 20 ms, grows at once to
+/// cover the arrival jitter seen (the spread of arrival minus capture time over the last
+/// 2.56 s), and by a frame on each underrun; it shrinks a frame per 2 s of steady arrival.
+/// Frames held past it through a whole backlog window (a player not run in time, which then
+/// takes only 10 ms a tick) are dropped at once, down to it (R-JB-BACKLOG). A frame lost in
+/// transit is concealed (rebuilt from the next packet's in-band FEC when it is there, else
+/// Opus PLC); the silence of a sender whose zero gate closed is played as silence, never
+/// concealed. Clock drift between the machines is absorbed the same way: a sender running
+/// fast fills the buffer, and frames are dropped; one running slow empties it, and a
+/// concealed frame is inserted; the delay stays within its bounds. Everything is allocated at
+/// creation: `insert` and `pull` allocate nothing. Not thread-safe: one thread at a time (the
+/// remote microphone serializes the network thread and the player).
 public final class JitterBuffer {
     /// Running counts.
     public struct Counters: Equatable, Sendable {
@@ -48,6 +50,9 @@ public final class JitterBuffer {
     public static let delayFrames: ClosedRange<Int> = 1...30
     /// Frames of concealment after the last frame before the buffer waits in silence: 100 ms.
     public static let maxConcealedRun = 10
+    /// Pulls over which frames held past the target are a backlog: 0.5 s, longer than any
+    /// burst a network or a player's period makes.
+    public static let backlogWindowPulls = 50
 
     /// Counts so far.
     public private(set) var counters = Counters()
@@ -69,6 +74,9 @@ public final class JitterBuffer {
     private var concealedRun = 0
     private var lastWasSilent = false
     private var steadyPulls = 0
+    // Pulls so far in the backlog window, and the fewest frames held past the target in it.
+    private var backlogPulls = 0
+    private var leastExcess = Int.max
     // The frame an underrun waited for: if it still comes, it was late, and the delay grows.
     private var awaited: UInt32?
     // Arrival minus capture time of the last `transitWindow` frames, for the jitter.
@@ -210,6 +218,8 @@ public final class JitterBuffer {
         concealedRun = 0
         lastWasSilent = false
         steadyPulls = 0
+        backlogPulls = 0
+        leastExcess = .max
         awaited = nil
     }
 
@@ -309,8 +319,9 @@ public final class JitterBuffer {
         return min(max(frames, JitterBuffer.delayFrames.lowerBound), JitterBuffer.delayFrames.upperBound)
     }
 
-    /// While playing: after 2 s of more buffered than the jitter needs, one frame is dropped
-    /// (decoded and discarded, so the decoder's state runs on) and the target comes down.
+    /// While playing: after 2 s of more buffered than the jitter needs, the target comes down
+    /// a frame; frames held past the target through a whole backlog window are dropped (decoded
+    /// and discarded, so the decoder's state runs on) down to the target.
     private func adjustForSteadyArrival() {
         let needed = framesCoveringJitter()
         if targetFrames > needed && bufferedFrames <= targetFrames {
@@ -319,16 +330,19 @@ public final class JitterBuffer {
                 targetFrames -= 1
                 steadyPulls = 0
             }
-            return
-        }
-        guard bufferedFrames > targetFrames + 1, let next, slotHolds(next &+ 1) else {
+        } else {
             steadyPulls = 0
-            return
         }
-        steadyPulls += 1
-        guard steadyPulls >= 200 else { return }
-        steadyPulls = 0
-        decode(next, into: scratch)
-        counters.framesDropped += 1
+        leastExcess = min(leastExcess, bufferedFrames - targetFrames)
+        backlogPulls += 1
+        guard backlogPulls >= JitterBuffer.backlogWindowPulls else { return }
+        var drops = leastExcess - 1
+        backlogPulls = 0
+        leastExcess = .max
+        while drops > 0, let next, slotHolds(next), slotHolds(next &+ 1) {
+            decode(next, into: scratch)
+            counters.framesDropped += 1
+            drops -= 1
+        }
     }
 }
