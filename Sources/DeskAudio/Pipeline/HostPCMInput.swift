@@ -5,7 +5,7 @@ import Glibc
 /// 48 kHz stereo float by speexdsp's resampler and queued for the library's worker, which
 /// mixes it with captured audio (or frames it alone). Any thread may push; pushes are
 /// serialized by a lock no audio server thread ever takes.
-public final class HostPCMInput: @unchecked Sendable {
+public final class HostPCMInput: Sendable {
     /// Sample formats a host may push.
     public enum SampleFormat: Int32, Sendable, CaseIterable {
         /// Signed 16-bit, native byte order.
@@ -31,7 +31,7 @@ public final class HostPCMInput: @unchecked Sendable {
     fileprivate static let maxOutFrames = AudioFormat.frameSamples + 32
 
     // The resampler and its buffers: one push or reset at a time.
-    private let resampling = LockedValue(Resampling())
+    private let resampling = LockOwned(Resampling())
 
     /// An input with nothing queued.
     public init() {}
@@ -57,9 +57,10 @@ public final class HostPCMInput: @unchecked Sendable {
         guard frames <= HostPCMInput.maxFramesPerPush else {
             throw .invalidArgument("\(frames) frames in one push; at most \(HostPCMInput.maxFramesPerPush)")
         }
-        guard frames > 0, let base = bytes.baseAddress else { return 0 }
+        guard frames > 0, let start = bytes.baseAddress else { return 0 }
+        let base = CallScoped(start)
         if format == .f32 {
-            let samples = base.assumingMemoryBound(to: Float.self)
+            let samples = start.assumingMemoryBound(to: Float.self)
             for index in 0..<(frames * Int(channels)) where !samples[index].isFinite {
                 throw .invalidArgument("sample \(index) is \(samples[index]): floats must be finite")
             }
@@ -70,7 +71,7 @@ public final class HostPCMInput: @unchecked Sendable {
             var taken = 0
             while taken < frames, ring.freeFloats >= HostPCMInput.maxOutFrames * 2 {
                 let count = min(blockFrames, frames - taken)
-                resampling.convert(base + taken * frameBytes, frames: count, format: format, channels: Int(channels))
+                resampling.convert(base.value + taken * frameBytes, frames: count, format: format, channels: Int(channels))
                 let consumed = resampling.resample(frames: count, into: ring)
                 guard consumed > 0 else { break }
                 taken += consumed

@@ -11,7 +11,7 @@ import Synchronization
 /// is told when the output starts running (true: for a microphone, the first application
 /// started recording from it) and when it stops (the last one stopped), on the connection's
 /// thread, so a host can ask the viewer to open or close its microphone.
-public final class FramePlayer: @unchecked Sendable {
+public final class FramePlayer: Sendable {
     /// Where the frames play.
     public enum Output: Sendable {
         /// A microphone named `name` (a node name: letters, digits, `_-.`), shown as
@@ -52,19 +52,15 @@ public final class FramePlayer: @unchecked Sendable {
     /// Where the frames play.
     public let output: Output
     private let inbox = FrameInbox()
-    private let buffer: JitterBuffer
-    private let carry: UnsafeMutableBufferPointer<Float>
-    private var lastRenderNs: UInt64 = 0
-    private var carried = 0  // floats of `carry` not played yet (from its end)
     private let fed = Atomic<UInt64>(0)
     private let running = Atomic<Bool>(false)
-    // What the player thread publishes after each render: the jitter buffer's counts and the
-    // delay percentiles.
+    // What the render thread publishes after each render: the jitter buffer's counts and the
+    // delay percentiles, its target and the level played.
     private let published = LockedValue((counters: JitterBuffer.Counters(), p50: 0, p99: 0))
-    private var delays = DelayHistogram()
-    private let levels = LevelMeter()
     private let target = Atomic<Int>(2)
-    private var stream: FrameOutput?
+    private let level = PublishedLevel()
+    // The stream on the server; its render closure alone holds the playout state.
+    private let stream = LockOwned<FrameOutput?>(nil)
     private let onRunning: @Sendable (Bool) -> Void
 
     /// A player for `output`; not yet on the server: call `start`. Throws `.invalidArgument`
@@ -79,28 +75,42 @@ public final class FramePlayer: @unchecked Sendable {
         }
         self.output = output
         self.onRunning = onRunning
-        buffer = try JitterBuffer()
-        carry = .zeroed(AudioFormat.frameFloats)
     }
 
-    deinit {
-        stop()
-        carry.deallocate()
-        delays.deallocate()
-    }
+    deinit { stop() }
 
     /// Puts the output on the audio server `backend` names (nil: DESKAUDIO_BACKEND's, else
     /// automatic: PipeWire when its daemon answers, else PulseAudio), as capture chooses. It
     /// is there once this returns. Throws `.noServer` when no server answers, and
     /// `.invalidArgument` for a DESKAUDIO_BACKEND that names none.
     public func start(backend: AudioBackend? = nil, timeoutMs: Int = 3000) throws(DeskAudioError) {
-        guard stream == nil else { return }
+        try stream.withLock { (stream) throws(DeskAudioError) in
+            guard stream == nil else { return }
+            stream = try makeStream(backend: backend, timeoutMs: timeoutMs)
+        }
+    }
+
+    /// A stream on the first server that answers, started, rendering from a playout of its own.
+    private func makeStream(backend: AudioBackend?, timeoutMs: Int) throws(DeskAudioError) -> FrameOutput {
         let (asMicrophone, name, description) =
             switch output {
             case .microphone(let name, let description): (true, name, description.isEmpty ? name : description)
             case .speakers: (false, "deskaudio-player", "DeskAudio player")
             }
-        let render: (UnsafeMutableBufferPointer<Float>) -> Void = { [unowned self] output in self.render(into: output) }
+        let playout = try Playout()
+        let render: (UnsafeMutableBufferPointer<Float>) -> Void = { [unowned self] output in
+            playout.render(into: output, from: inbox)
+            target.store(playout.buffer.targetFrames, ordering: .relaxed)
+            // A lock the host's stats call may hold: tried, never waited for.
+            _ = published.tryWithLock {
+                $0 = (playout.buffer.counters, playout.delays.percentileMs(0.5), playout.delays.percentileMs(0.99))
+            }
+        }
+        let levels = LevelMeter(publishingTo: level)
+        let measured: (UnsafeMutableBufferPointer<Float>) -> Void = { output in
+            render(output)
+            levels.measure(UnsafeBufferPointer(output))
+        }
         let onRunning: (Bool) -> Void = { [unowned self] isRunning in
             guard running.exchange(isRunning, ordering: .acquiringAndReleasing) != isRunning else { return }
             self.onRunning(isRunning)
@@ -108,17 +118,17 @@ public final class FramePlayer: @unchecked Sendable {
         var requested = backend
         if requested == nil { requested = try AudioBackend.fromEnvironment() }
         let candidates = requested.map { [$0] } ?? AudioBackend.automaticOrder
-        stream = try BackendSet.firstAnswering(candidates, serverName: \.serverName) {
+        return try BackendSet.firstAnswering(candidates, serverName: \.serverName) {
             kind throws(DeskAudioError) -> FrameOutput in
             let output: FrameOutput =
                 switch kind {
                 case .pipewire:
                     PipeWireOutputStream(
-                        asMicrophone: asMicrophone, name: name, description: description, render: render,
+                        asMicrophone: asMicrophone, name: name, description: description, render: measured,
                         onRunning: onRunning)
                 case .pulse:
                     PulseOutputStream(
-                        asMicrophone: asMicrophone, name: name, description: description, render: render,
+                        asMicrophone: asMicrophone, name: name, description: description, render: measured,
                         onRunning: onRunning)
                 }
             try output.start(timeoutMs: timeoutMs)
@@ -129,8 +139,10 @@ public final class FramePlayer: @unchecked Sendable {
     /// Takes the output off the server; safe to call twice. No `onRunning` call after it
     /// returns.
     public func stop() {
-        stream?.stop()
-        stream = nil
+        stream.withLock { stream in
+            stream?.stop()
+            stream = nil
+        }
     }
 
     /// Any thread: one AudioFrame as it arrived (now). Throws what
@@ -152,12 +164,33 @@ public final class FramePlayer: @unchecked Sendable {
             framesFed: fed.load(ordering: .relaxed), framesRefused: inbox.refusedFrames,
             buffer: now.counters, targetDelayMs: target.load(ordering: .relaxed) * 10,
             isRunning: running.load(ordering: .acquiring), delayP50Ms: now.p50, delayP99Ms: now.p99,
-            peak: levels.published.peak, rms: levels.published.rms)
+            peak: level.peak, rms: level.rms)
     }
 
-    /// The player's real-time thread: fills `output` (interleaved stereo) from the jitter
-    /// buffer, 10 ms pulled at a time; what a pull leaves over plays first next time.
-    func render(into output: UnsafeMutableBufferPointer<Float>) {
+}
+
+/// What the render thread alone holds: the jitter buffer, the part of a frame a render left
+/// over, and the delays played. Owned by one stream's render closure.
+private final class Playout {
+    let buffer: JitterBuffer
+    private(set) var delays = DelayHistogram()
+    private let carry: UnsafeMutableBufferPointer<Float>
+    private var carried = 0  // floats of `carry` not played yet (from its end)
+    private var lastRenderNs: UInt64 = 0
+
+    init() throws(DeskAudioError) {
+        buffer = try JitterBuffer()
+        carry = .zeroed(AudioFormat.frameFloats)
+    }
+
+    deinit {
+        carry.deallocate()
+        delays.deallocate()
+    }
+
+    /// Fills `output` (interleaved stereo) from the jitter buffer, 10 ms pulled at a time,
+    /// after taking what waits in `inbox`; what a pull leaves over plays first next time.
+    func render(into output: UnsafeMutableBufferPointer<Float>, from inbox: FrameInbox) {
         let now = LibraryClock.system.nowNs()
         // The output was paused (nothing recorded): what the buffer held is old news, and
         // what waits in the inbox plays from the target delay behind the newest.
@@ -183,9 +216,5 @@ public final class FramePlayer: @unchecked Sendable {
             carried -= count
             filled += count
         }
-        levels.measure(UnsafeBufferPointer(output))
-        target.store(buffer.targetFrames, ordering: .relaxed)
-        // A lock the host's stats call may hold: tried, never waited for.
-        _ = published.tryWithLock { $0 = (buffer.counters, delays.percentileMs(0.5), delays.percentileMs(0.99)) }
     }
 }
