@@ -11,7 +11,7 @@ import Testing
     @Test func aStreamLongerThanTheStorageKeepsItsLastRecordsFromARead() throws {
         let directory = try TemporaryDirectory(prefix: "deskaudio-trace")
         let file = directory.appendingPathComponent("trace.txt").path
-        let feed = SourceFeed(name: "app audio", notices: NoticeBoard(driving: .stepped))
+        let feed = SourceFeed(notices: NoticeBoard(driving: .stepped))
         let trace = TimingTrace(path: file, header: "# deskaudio timing trace 1\nstream pipewire-pulse\n", feed: feed)
         let total = TimingTrace.capacity + 3
         for index in 0..<total {

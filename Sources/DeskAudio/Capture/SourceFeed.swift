@@ -2,11 +2,12 @@ import Synchronization
 
 /// Where one capture stream puts its audio: the ring the library's worker reads, the
 /// source's level meter, when its samples sounded, the latency the server reports for the
-/// stream, and the notices about it. Written by the stream's (server) thread only; read from any thread.
-final class SourceFeed: @unchecked Sendable {
-    /// What the source is, for messages: "app audio" or "the microphone". Set with
-    /// `restart` while no stream writes.
-    private(set) var name: String
+/// stream, and the notices about it. Written by the stream's (server) thread only (the level
+/// meter and the clock are that thread's, checked in debug builds); read from any thread.
+final class SourceFeed: Sendable {
+    /// What the source is, for messages: "app audio" or "the microphone" (from the frame
+    /// flags `restart` set).
+    var name: String { SourceFeed.name(of: frameFlags) }
     /// The flags the worker puts on frames holding this source's audio.
     var frameFlags: AudioFrameHeader.Flags { AudioFrameHeader.Flags(rawValue: flags.load(ordering: .acquiring)) }
     private let flags = Atomic<UInt8>(0)
@@ -16,12 +17,20 @@ final class SourceFeed: @unchecked Sendable {
     /// for 0.5 s of up to 8 channels, of which `restart` lets 0.5 s of its channels be used
     /// (pages never written take no memory).
     let ring = SampleRing(minimumFloats: AudioFormat.sampleRate / 2 * ChannelLayout.surround71.channels)
-    /// The source's level over the last second.
-    let level = LevelMeter()
+    /// The source's level over the last second, as the stream's thread measured it.
+    let level = PublishedLevel()
     /// The level of each application stream it records, when its selection measures them.
     let appLevels = AppLevels()
-    /// When the ring's samples sounded, by the server's clock (for frames' capture times).
-    let clock = StreamClock()
+    /// When the ring's samples sounded, by the server's clock (for frames' capture times),
+    /// as the stream's thread found it.
+    let clockLine = PublishedClockLine()
+    // What only the stream's thread touches: the level meter and the clock behind the two above.
+    private struct StreamSide {
+        let meter: LevelMeter
+        let clock: StreamClock
+    }
+    private let streamThread = ThreadClaim()
+    private let streamSide: LoopBound<StreamSide>
     private let serverLatency = Atomic<Int64>(-1)
     private let capturing = Atomic<Bool>(false)
     private let writes = Atomic<UInt64>(0)
@@ -30,10 +39,17 @@ final class SourceFeed: @unchecked Sendable {
     private let zeroCycles = Atomic<UInt64>(0)
     private let refusing = Atomic<Bool>(false)
 
-    /// A feed for the source `name`.
-    init(name: String, notices: NoticeBoard) {
-        self.name = name
+    /// An idle feed (`restart` says which source it carries).
+    init(notices: NoticeBoard) {
         self.notices = notices
+        streamSide = LoopBound(
+            StreamSide(meter: LevelMeter(publishingTo: level), clock: StreamClock(publishingTo: clockLine)),
+            on: "the stream's thread", isOnLoop: { [streamThread] in streamThread.isOwner() })
+    }
+
+    /// The source frames flagged `flags` hold, for messages.
+    static func name(of flags: AudioFrameHeader.Flags) -> String {
+        flags.contains(.app) ? "app audio" : flags.contains(.mic) ? "the microphone" : "no source yet"
     }
 
     /// Server thread: the stream was moved to `device` (its default changed).
@@ -77,8 +93,10 @@ final class SourceFeed: @unchecked Sendable {
         timeSource: StreamClock.Source = .serverClock
     ) {
         guard !refusing.load(ordering: .relaxed) else { return }
-        reportTime(firstSampleTimeNs, source: timeSource)
-        level.measure(samples)
+        streamSide.withValue { side in
+            reportTime(firstSampleTimeNs, source: timeSource, to: side.clock)
+            side.meter.measure(samples)
+        }
         ring.write(samples)
         writes.add(1, ordering: .relaxed)
     }
@@ -93,7 +111,7 @@ final class SourceFeed: @unchecked Sendable {
         samples: Int, firstSampleTimeNs: UInt64? = nil, timeSource: StreamClock.Source = .serverClock
     ) {
         guard !refusing.load(ordering: .relaxed) else { return }
-        reportTime(firstSampleTimeNs, source: timeSource)
+        streamSide.withValue { reportTime(firstSampleTimeNs, source: timeSource, to: $0.clock) }
         ring.writeSilence(floats: min(samples, TimingPolicy.standard.longestSkipFilledSamples) * ring.channels)
         skipped.add(UInt64(samples), ordering: .relaxed)
         let frame = AudioFormat.frameSamples
@@ -102,7 +120,7 @@ final class SourceFeed: @unchecked Sendable {
 
 
     // Server thread: the next sample written sounded at `timeNs` (if known), as `source` found it.
-    private func reportTime(_ timeNs: UInt64?, source: StreamClock.Source) {
+    private func reportTime(_ timeNs: UInt64?, source: StreamClock.Source, to clock: StreamClock) {
         guard let timeNs else { return }
         clock.report(position: Int64(ring.writtenFloats / ring.channels), timeNs: timeNs, source: source)
     }
@@ -138,14 +156,18 @@ final class SourceFeed: @unchecked Sendable {
     }
 
     /// While no stream writes: forgets queued audio, levels and latency (a new stream
-    /// starts), and takes the name, frame flags and channel count of the source it now carries.
-    func restart(name: String, frameFlags: AudioFrameHeader.Flags, channels: Int = AudioFormat.channels) {
-        self.name = name
+    /// starts, on a thread of its own), and takes the frame flags and channel count of the
+    /// source it now carries.
+    func restart(frameFlags: AudioFrameHeader.Flags, channels: Int = AudioFormat.channels) {
+        streamThread.release()
+        streamSide.withValue { side in
+            side.meter.reset()
+            side.clock.reset()
+        }
+        streamThread.release()
         flags.store(frameFlags.rawValue, ordering: .releasing)
         ring.setChannels(channels, minimumFloats: AudioFormat.sampleRate / 2 * channels)
-        level.reset()
         appLevels.removeAll()
-        clock.reset()
         serverLatency.store(-1, ordering: .relaxed)
         refusing.store(false, ordering: .relaxed)
     }

@@ -294,7 +294,7 @@ public final class AudioService: Sendable {
 
     private func level(of feed: SourceFeed) -> CaptureStats.SourceLevel {
         CaptureStats.SourceLevel(
-            peakDBFS: LevelMeter.dBFS(feed.level.published.peak), rmsDBFS: LevelMeter.dBFS(feed.level.published.rms),
+            peakDBFS: LevelMeter.dBFS(feed.level.peak), rmsDBFS: LevelMeter.dBFS(feed.level.rms),
             serverLatencyNs: feed.serverLatencyNs)
     }
 

@@ -236,7 +236,7 @@ final class CaptureControl {
     private func open(_ source: CaptureSource, backend: AudioBackend?) throws(DeskAudioError) {
         let feed = source.feed
         let layout = preparedLayout
-        feed.restart(name: source.role.name, frameFlags: source.role.frameFlags, channels: layout.channels)
+        feed.restart(frameFlags: source.role.frameFlags, channels: layout.channels)
         let target = source.target
         let settings = parts.settings
         // Stalled again right after a reopen: the session manager is not linking the stream.

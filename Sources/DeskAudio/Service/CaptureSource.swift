@@ -11,7 +11,7 @@ final class CaptureSource {
         case mic
 
         /// The source in messages.
-        var name: String { self == .app ? "app audio" : "the microphone" }
+        var name: String { SourceFeed.name(of: frameFlags) }
         /// The flag on frames holding its audio.
         var frameFlags: AudioFrameHeader.Flags { self == .app ? .app : .mic }
     }

@@ -15,12 +15,12 @@ final class SourceSlots: @unchecked Sendable {
 
     /// `MixerInputs.capacity` idle slots whose feeds post to `notices`.
     init(notices: NoticeBoard) {
-        feeds = (0..<MixerInputs.capacity).map { _ in SourceFeed(name: "", notices: notices) }
+        feeds = (0..<MixerInputs.capacity).map { _ in SourceFeed(notices: notices) }
         rings = .allocate(capacity: feeds.count)
         clocks = .allocate(capacity: feeds.count)
         for (slot, feed) in feeds.enumerated() {
             rings[slot] = Unmanaged.passUnretained(feed.ring)
-            clocks[slot] = Unmanaged.passUnretained(feed.clock.published)
+            clocks[slot] = Unmanaged.passUnretained(feed.clockLine)
         }
     }
 

@@ -30,10 +30,15 @@ final class StreamClock {
     }
 
     /// The line, for any thread.
-    let published = PublishedClockLine()
+    let published: PublishedClockLine
     private var estimator = ClockEstimator()
     private var envelope = ArrivalEnvelope()
     private var skipWatch = SkippedCycleWatch()
+
+    /// A clock with no line yet, publishing to `published`.
+    init(publishingTo published: PublishedClockLine = PublishedClockLine()) {
+        self.published = published
+    }
 
     /// Stream thread: sample `position` of the ring's stream sounded at `timeNs`
     /// (CLOCK_MONOTONIC), as found by `source`. Allocates nothing, waits for nothing.
