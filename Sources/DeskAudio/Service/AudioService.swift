@@ -114,8 +114,7 @@ public final class AudioService: Sendable {
     public func prepareChannels() throws(DeskAudioError) -> (layout: ChannelLayout, mapping: OpusChannelMapping) {
         try control.withLock { control throws(DeskAudioError) in
             try control.prepareLayout(on: try parts.backendChoice.current())
-            let encoder = try control.preparedPipeline().encoder
-            return (encoder.layout, encoder.mapping)
+            return try control.preparedEncoder { ($0.layout, $0.mapping) }
         }
     }
 
@@ -316,7 +315,7 @@ public final class AudioService: Sendable {
     /// Samples at 48 kHz a decoder skips at the start of a stream (Ogg Opus pre-skip)
     /// with the current encoder settings.
     public func encoderLookahead() throws(DeskAudioError) -> Int32 {
-        try control.withLock { control throws(DeskAudioError) in try control.preparedPipeline().encoder.lookahead }
+        try control.withLock { control throws(DeskAudioError) in try control.preparedEncoder { $0.lookahead } }
     }
 
     /// Stepped service (`CaptureDriving.stepped`): frames what the sources' rings hold and

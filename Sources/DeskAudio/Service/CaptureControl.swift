@@ -12,10 +12,9 @@ final class CaptureControl {
     private let supervisor: SourceSupervisor
     // The sources capturing, or waiting to be reopened.
     private var sources: [CaptureSource] = []
-    private var pipeline: FramePipeline?
     private var worker: CaptureWorker?
-    // Mixes the active feeds for each worker in turn; its counts run on across them.
-    private let mixer = SourceMixer()
+    // The pipeline and the mixer, which every worker in turn works on.
+    private let work = LockOwned(CaptureWork())
     private var stoppedAtNs: UInt64?
 
     /// A stopped capture over `parts`, whose failed streams `supervisor` reopens.
@@ -91,7 +90,7 @@ final class CaptureControl {
     func step() { worker?.step() }
 
     /// The layout the pipeline encodes (stereo before there is one).
-    var preparedLayout: ChannelLayout { pipeline?.encoder.layout ?? .stereo }
+    var preparedLayout: ChannelLayout { work.withLock { $0.pipeline?.encoder.layout } ?? .stereo }
 
     /// The layout of the frames: the running capture's, or what the next start uses when the
     /// choice is a layout.
@@ -117,37 +116,37 @@ final class CaptureControl {
                 .info, "channels: \(layout.channels), the layout of \(sink?.name ?? "no default sink") (\(sink?.channels ?? 0) channels)")
         }
         let bitrate = parts.settings.useDefaults(for: layout)
-        let pipeline = try preparedPipeline()
         let streams = choices.surroundStreams.applied(to: layout)
-        guard pipeline.encoder.layout != layout || pipeline.encoder.surroundStreams != streams else { return }
-        pipeline.replaceEncoder(
-            try OpusFrameEncoder(
-                layout: layout, bitrate: bitrate, complexity: parts.settings.requestedComplexity, surroundStreams: streams))
+        let settings = parts.settings
+        try work.withLock { (work) throws(DeskAudioError) in
+            let pipeline = try work.preparedPipeline(settings)
+            guard pipeline.encoder.layout != layout || pipeline.encoder.surroundStreams != streams else { return }
+            pipeline.replaceEncoder(
+                try OpusFrameEncoder(
+                    layout: layout, bitrate: bitrate, complexity: settings.requestedComplexity, surroundStreams: streams))
+        }
     }
 
-    /// The pipeline, made with the current encoder settings if there is none yet.
-    func preparedPipeline() throws(DeskAudioError) -> FramePipeline {
-        if let pipeline { return pipeline }
-        let encoder = try OpusFrameEncoder(
-            bitrate: parts.settings.requestedBitrate, complexity: parts.settings.requestedComplexity)
-        let created = FramePipeline(encoder: encoder)
-        pipeline = created
-        return created
+    /// What the pipeline's encoder (made with the current settings if there is none yet)
+    /// gives `body`.
+    func preparedEncoder<Result: Sendable>(_ body: (OpusFrameEncoder) -> Result) throws(DeskAudioError) -> Result {
+        let settings = parts.settings
+        return try work.withLock { (work) throws(DeskAudioError) in body(try work.preparedPipeline(settings).encoder) }
     }
 
     /// The worker, started with the supervisor (after a pause, the pipeline marks the gap).
     @discardableResult
     func runningWorker() throws(DeskAudioError) -> CaptureWorker {
         if let worker { return worker }
-        let pipeline = try preparedPipeline()
-        if let stoppedAtNs {
-            let paused = AudioFormat.samples(inNanoseconds: parts.clock.nowNs() &- stoppedAtNs)
-            pipeline.markDiscontinuity(skippedSamples: paused)
+        let paused = stoppedAtNs.map { AudioFormat.samples(inNanoseconds: parts.clock.nowNs() &- $0) }
+        let settings = parts.settings
+        try work.withLock { (work) throws(DeskAudioError) in
+            let pipeline = try work.preparedPipeline(settings)
+            if let paused { pipeline.markDiscontinuity(skippedSamples: paused) }
         }
         let worker = CaptureWorker(
-            slots: parts.slots, hostRing: parts.hostInput.ring, wake: parts.wake, pipeline: pipeline,
-            delivery: parts.delivery, settings: parts.settings, mixer: mixer, stats: parts.statsBoard,
-            clock: parts.clock, driving: parts.driving)
+            slots: parts.slots, hostRing: parts.hostInput.ring, wake: parts.wake, work: work, delivery: parts.delivery,
+            settings: parts.settings, stats: parts.statsBoard, clock: parts.clock, driving: parts.driving)
         try worker.start()
         do throws(DeskAudioError) {
             if parts.driving == .threads { try supervisor.start() }

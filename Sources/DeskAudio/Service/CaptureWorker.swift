@@ -5,51 +5,45 @@ import Synchronization
 /// result through the pipeline and queues each AudioFrame for the delivery thread, which
 /// calls the host. Neither runs on an audio server's thread, and the host never holds up
 /// this one.
-final class CaptureWorker: @unchecked Sendable {
+final class CaptureWorker: Sendable {
     private let slots: SourceSlots
-    private let inputs = MixerInputs()
     private let hostRing: SampleRing
     private let wake: WakeSignal
-    private let pipeline: FramePipeline
+    private let work: LockOwned<CaptureWork>
     private let delivery: FrameDelivery
     private let settings: EncoderSettings
-    private let mixer: SourceMixer
     private let stats: StatsBoard
     private let clock: LibraryClock
     private let driving: CaptureDriving
     /// Set when a source was reopened after a failure: the next audio follows a gap.
     let gapPending = Atomic<Bool>(false)
-    // Where each chunk stands on the timeline.
-    private var stamper = ChunkStamper()
     private let thread: StoppableThread
-    private let chunk: UnsafeMutableBufferPointer<Float>
 
+    /// A worker over `work` (its pipeline made), not yet started.
     init(
-        slots: SourceSlots, hostRing: SampleRing, wake: WakeSignal,
-        pipeline: FramePipeline, delivery: FrameDelivery, settings: EncoderSettings, mixer: SourceMixer,
-        stats: StatsBoard, clock: LibraryClock, driving: CaptureDriving
+        slots: SourceSlots, hostRing: SampleRing, wake: WakeSignal, work: LockOwned<CaptureWork>,
+        delivery: FrameDelivery, settings: EncoderSettings, stats: StatsBoard, clock: LibraryClock,
+        driving: CaptureDriving
     ) {
         self.slots = slots
         self.hostRing = hostRing
         self.wake = wake
-        self.pipeline = pipeline
+        self.work = work
         self.delivery = delivery
         self.settings = settings
-        self.mixer = mixer
         self.stats = stats
         self.clock = clock
         self.driving = driving
         thread = StoppableThread(wake: wake)
-        chunk = .zeroed(4096)
     }
-
-    deinit { chunk.deallocate() }
 
     /// Starts the thread, and the delivery thread behind it (stepped: neither; `step` runs both).
     func start() throws(DeskAudioError) {
-        mixer.channels = pipeline.channels
-        mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
-        stamper.startRun()
+        work.withLock { work in
+            work.mixer.channels = work.pipeline?.channels ?? AudioFormat.channels
+            work.mixer.forgetLateAudio()  // a new run: nothing is owed from the last one
+            work.stamper = ChunkStamper()
+        }
         if driving == .stepped {
             delivery.startStepped()
             return
@@ -76,7 +70,7 @@ final class CaptureWorker: @unchecked Sendable {
     /// calling thread.
     func step() {
         precondition(driving == .stepped, "the worker's thread drains")
-        drain()
+        work.withLock { _ = drain($0) }
         delivery.deliverQueued()
     }
 
@@ -84,34 +78,37 @@ final class CaptureWorker: @unchecked Sendable {
         var drainAgain = false
         while !thread.isStopping {
             if !drainAgain { wake.wait(milliseconds: 100) }
-            let progressed = drain()
+            let (progressed, needed) = work.withLock { work in
+                (drain(work), work.pipeline?.floatsToNextFrame ?? AudioFormat.frameFloats)
+            }
             // Sleep until a ring can complete the next frame (a server quantum shorter than
             // a frame would otherwise wake this thread about twice per frame); audio that
             // came in before the new threshold was set is drained without waiting.
-            let needed = pipeline.floatsToNextFrame
             wake.awaitFloats(needed)
-            drainAgain = progressed && activeRingsHold(needed)
+            drainAgain = progressed && work.withLock { activeRingsHold(needed, $0.inputs) }
         }
     }
 
-    private func activeRingsHold(_ floats: Int) -> Bool {
+    private func activeRingsHold(_ floats: Int, _ inputs: MixerInputs) -> Bool {
         slots.list(into: inputs)
         return inputs.mostFloatsWaiting >= floats
     }
 
     /// Frames everything the rings hold; returns whether it took any audio.
     @discardableResult
-    private func drain() -> Bool {
+    private func drain(_ work: CaptureWork) -> Bool {
+        guard let pipeline = work.pipeline else { return false }
+        let (inputs, mixer) = (work.inputs, work.mixer)
         var progressed = false
         while !thread.isStopping {
             if gapPending.exchange(false, ordering: .acquiringAndReleasing) {
-                stamper.breakInAudio()
+                work.stamper.breakInAudio()
                 mixer.forgetLateAudio()
             }
             slots.list(into: inputs)
             // Whole samples of the pipeline's channels, so every chunk starts on one.
-            let chunk = UnsafeMutableBufferPointer(rebasing: self.chunk[0..<(self.chunk.count - self.chunk.count % mixer.channels)])
-            let timing = timingInput()
+            let chunk = UnsafeMutableBufferPointer(rebasing: work.chunk[0..<(work.chunk.count - work.chunk.count % mixer.channels)])
+            let timing = timingInput(inputs)
             let timingReadBefore = timing.map { inputs.ring($0).readFloats } ?? 0
             var (count, sources) = mixer.pull(inputs, into: chunk)
             if inputs.count == 0 {
@@ -126,16 +123,16 @@ final class CaptureWorker: @unchecked Sendable {
             guard count > 0 else { return progressed }
             progressed = true
             settings.apply(to: pipeline)
-            var stamp = stamper.stamp(
-                samples: count / pipeline.channels, endSample: sampleClock(afterChunkOf: count),
-                server: serverReading(timing: timing, readBefore: timingReadBefore, floats: count),
+            var stamp = work.stamper.stamp(
+                samples: count / pipeline.channels, endSample: sampleClock(afterChunkOf: count, pipeline),
+                server: serverReading(inputs, timing: timing, readBefore: timingReadBefore, floats: count),
                 nowNs: clock.nowNs(), waitingSamples: inputs.mostFloatsWaiting / mixer.channels)
             if let outage = stamp.outageSamples {
                 pipeline.markDiscontinuity(skippedSamples: outage)
-                stamp.end.sampleClock = sampleClock(afterChunkOf: count)
+                stamp.end.sampleClock = sampleClock(afterChunkOf: count, pipeline)
             }
             let end = stamp.end
-            stamper.framed(end)
+            work.stamper.framed(end)
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
                 nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: stamp.timeStepped,
@@ -152,7 +149,7 @@ final class CaptureWorker: @unchecked Sendable {
 
     // The input whose clock stamps frames: app audio when it is captured, else the first
     // source; nil when only the host's PCM plays.
-    private func timingInput() -> Int? {
+    private func timingInput(_ inputs: MixerInputs) -> Int? {
         guard inputs.count > 0 else { return nil }
         for index in 0..<inputs.count where inputs.flags(index).contains(.app) { return index }
         return 0
@@ -161,7 +158,7 @@ final class CaptureWorker: @unchecked Sendable {
     // The timing source's line for a chunk of `floats` just pulled, and the source's stream
     // position after it, when the whole chunk is that source's audio (it was not filled with
     // silence for it) and its server has reported; nil otherwise.
-    private func serverReading(timing: Int?, readBefore: Int, floats: Int)
+    private func serverReading(_ inputs: MixerInputs, timing: Int?, readBefore: Int, floats: Int)
         -> (reading: StreamClock.Reading, position: Int64, flags: AudioFrameHeader.Flags)?
     {
         guard let timing else { return nil }
@@ -173,7 +170,30 @@ final class CaptureWorker: @unchecked Sendable {
     }
 
     /// The sample clock just after a chunk of `floats` that is still to be processed.
-    private func sampleClock(afterChunkOf floats: Int) -> UInt64 {
+    private func sampleClock(afterChunkOf floats: Int, _ pipeline: FramePipeline) -> UInt64 {
         pipeline.samplesProcessed + UInt64(floats / pipeline.channels)
+    }
+}
+
+/// What the worker works on, and the control changes while no worker runs: the pipeline
+/// (made on first need, and kept across runs), the mixer (its counts run on across runs), the
+/// timeline's stamper, the mixer's list of inputs and the chunk they are mixed into. Owned
+/// by a `LockOwned` the control makes; the worker holds the lock while it drains.
+final class CaptureWork {
+    var pipeline: FramePipeline?
+    let mixer = SourceMixer()
+    let inputs = MixerInputs()
+    var stamper = ChunkStamper()
+    let chunk: UnsafeMutableBufferPointer<Float> = .zeroed(4096)
+
+    deinit { chunk.deallocate() }
+
+    /// The pipeline, made with `settings`' encoder settings if there is none yet.
+    func preparedPipeline(_ settings: EncoderSettings) throws(DeskAudioError) -> FramePipeline {
+        if let pipeline { return pipeline }
+        let created = FramePipeline(
+            encoder: try OpusFrameEncoder(bitrate: settings.requestedBitrate, complexity: settings.requestedComplexity))
+        pipeline = created
+        return created
     }
 }
