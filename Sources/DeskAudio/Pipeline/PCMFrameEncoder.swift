@@ -7,7 +7,7 @@ import Glibc
 /// Frames carry the MIC flag. Every frame a push completes is handed over during that push,
 /// on the pushing thread. Pushing allocates nothing. Any thread; one push at a time (a
 /// lock serializes them).
-public final class PCMFrameEncoder: Sendable {
+public final class PCMFrameEncoder: @unchecked Sendable {
     /// The encoder's counts and settings.
     public struct Counters: Equatable, Sendable {
         /// Frames cut from the pushed audio, frames sent, frames the zero gate held back.
@@ -17,13 +17,13 @@ public final class PCMFrameEncoder: Sendable {
     }
 
     // The resampler, the pipeline and the chunk between them: one push or change at a time.
-    private let state: LockOwned<State>
+    private let state: LockedValue<State>
 
     /// An encoder at `bitrate` (bit/s, 6000…510000) and `complexity` (0…10).
     public init(
         bitrate: Int32 = OpusFrameEncoder.defaultBitrate, complexity: Int32 = OpusFrameEncoder.defaultComplexity
     ) throws(DeskAudioError) {
-        state = LockOwned(State(pipeline: FramePipeline(encoder: try OpusFrameEncoder(bitrate: bitrate, complexity: complexity))))
+        state = LockedValue(State(pipeline: FramePipeline(encoder: try OpusFrameEncoder(bitrate: bitrate, complexity: complexity))))
     }
 
     /// Takes `bytes` of interleaved PCM whose last sample was captured at `endTimeNs`
@@ -35,27 +35,18 @@ public final class PCMFrameEncoder: Sendable {
         _ bytes: UnsafeRawBufferPointer, format: HostPCMInput.SampleFormat, channels: Int32, rate: Int32,
         endTimeNs: UInt64 = 0, deliver: (UnsafeRawBufferPointer) -> Void
     ) throws(DeskAudioError) -> Int {
-        try withoutActuallyEscaping(deliver) { deliver throws(DeskAudioError) in
-            try push(CallScoped(bytes), format: format, channels: channels, rate: rate, endTimeNs: endTimeNs, deliver: CallScoped(deliver))
-        }
-    }
-
-    private func push(
-        _ bytes: CallScoped<UnsafeRawBufferPointer>, format: HostPCMInput.SampleFormat, channels: Int32, rate: Int32,
-        endTimeNs: UInt64, deliver: CallScoped<(UnsafeRawBufferPointer) -> Void>
-    ) throws(DeskAudioError) -> Int {
         try state.withLock { state throws(DeskAudioError) in
             let end = endTimeNs == 0 ? LibraryClock.system.nowNs() : endTimeNs
             let frameBytes = format.bytes * Int(channels)
             var taken = 0
             repeat {
-                let rest = UnsafeRawBufferPointer(rebasing: bytes.value[(taken * frameBytes)...])
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * frameBytes)...])
                 let pushed = try state.input.push(rest, format: format, channels: channels, rate: rate)
                 taken += pushed
                 let left = rest.count / frameBytes - pushed
-                state.drain(endTimeNs: end &- MonotonicClock.nanoseconds(ofSamples: UInt64(left), rate: Int(rate)), deliver.value)
+                state.drain(endTimeNs: end &- MonotonicClock.nanoseconds(ofSamples: UInt64(left), rate: Int(rate)), deliver)
                 if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
-            } while taken * frameBytes < bytes.value.count
+            } while taken * frameBytes < bytes.count
             return taken
         }
     }
