@@ -264,6 +264,10 @@ extension RealServerTests {
                     + "frames again: \(Capture.resumed(headers[2], after: lostAt) != nil); "
                     + "the library linked the default last named (the session manager did not answer): "
                     + "\(native.notices.messages.contains { $0.text.contains("does not answer") })")
+            if native.stalledEvents.count > 2 || nativeBackMs > 1500 {
+                let log = native.notices.messages.filter { $0.atNs > stopAt }.map { "\((Double($0.atNs) - Double(lostAt)) / 1e6) ms: \($0.text)" }
+                print("measured: the native app capture's log from WirePlumber's exit, that exit at 0 ms, its return at \((Double(backAt) - Double(lostAt)) / 1e6) ms: \(log)")
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// Records what deskaudio_set_event_callback and deskaudio_set_log_callback deliver.
 final class NoticeCollector: Sendable {
     private let received = LockedValue<[(kind: Int32, text: String)]>([])
-    private let logs = LockedValue<[(level: Int32, text: String)]>([])
+    private let logs = LockedValue<[(level: Int32, text: String, atNs: UInt64)]>([])
 
     var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
@@ -19,13 +19,14 @@ final class NoticeCollector: Sendable {
     static let onLog: deskaudio_log_callback = { level, message, userData in
         let collector = Unmanaged<NoticeCollector>.fromOpaque(userData!).takeUnretainedValue()
         let text = String(cString: message!)
-        collector.logs.withLock { $0.append((level, text)) }
+        let now = MonotonicClock.nowNs()
+        collector.logs.withLock { $0.append((level, text, now)) }
     }
 
     /// Events so far, in order.
     var events: [(kind: Int32, text: String)] { received.withLock { $0 } }
-    /// Log messages so far, in order.
-    var messages: [(level: Int32, text: String)] { logs.withLock { $0 } }
+    /// Log messages so far, in order, with the monotonic time each came.
+    var messages: [(level: Int32, text: String, atNs: UInt64)] { logs.withLock { $0 } }
 
     /// The kinds of the events so far.
     var kinds: [deskaudio_event] { events.compactMap { deskaudio_event(rawValue: $0.kind) } }

@@ -7,7 +7,8 @@ import Glibc
 /// the capture's input ports (left channels to FL, right to FR, mono and centre to both), and
 /// PipeWire mixes them there. The streams keep their own links to their sinks, so the
 /// machine's speakers go on playing them. Follows the registry: a stream that appears is
-/// linked as soon as its ports are there, one that goes takes its links with it. The links
+/// linked as soon as its ports are there, one that goes takes its links with it, and a link
+/// whose port goes is made again when ports come back (R-WP-PORTS). The links
 /// belong to this connection: they vanish with it, whatever ends the process. With
 /// a `PipeWireHostMute`, the selected streams are kept off the speakers. With `AppLevels`,
 /// each selected stream is also linked to a `PipeWireLevelStream` of its own.
@@ -29,13 +30,7 @@ final class PipeWireAppRouter: PipeWireRegistryWatcher {
     private let mute: PipeWireHostMute?
     private let appLevels: AppLevels?
     private var levelStreams: [UInt32: PipeWireLevelStream] = [:]
-    // Per playback stream: the links made from it, keyed by (output port, input port).
-    private var links: [UInt32: [PortPair: OpaquePointer]] = [:]
-
-    private struct PortPair: Hashable {
-        var output: UInt32
-        var input: UInt32
-    }
+    private var links = PipeWirePortLinks<OpaquePointer>()
 
     /// Routes what `selection` picks into the node `captureNode` returns (read as ports come),
     /// keeping each off the speakers with `mute` (started) if given, and measuring each into
@@ -58,8 +53,7 @@ final class PipeWireAppRouter: PipeWireRegistryWatcher {
     /// Lock held: removes every link made and stops watching (the mute's owner finishes the
     /// mute); safe to call twice.
     func finish() {
-        for proxy in links.values.flatMap(\.values) { pw_proxy_destroy(proxy) }
-        links = [:]
+        for proxy in links.removeAll() { pw_proxy_destroy(proxy) }
         for id in levelStreams.keys { stopMeasuring(id) }
         watch.finish()
         stopWatching()
@@ -79,7 +73,7 @@ final class PipeWireAppRouter: PipeWireRegistryWatcher {
     func removed(_ id: UInt32) {
         ports[id] = nil
         selected.remove(id)
-        for proxy in (links.removeValue(forKey: id) ?? [:]).values { pw_proxy_destroy(proxy) }
+        for proxy in links.remove(touching: id) { pw_proxy_destroy(proxy) }
         stopMeasuring(id)
         watch.removed(id)
     }
@@ -100,7 +94,7 @@ final class PipeWireAppRouter: PipeWireRegistryWatcher {
         } else if selected.remove(stream.id) != nil {
             mute?.unmute(stream.id)
             // Its details changed so that the selection no longer takes it.
-            for proxy in (links.removeValue(forKey: stream.id) ?? [:]).values { pw_proxy_destroy(proxy) }
+            for proxy in links.remove(touching: stream.id) { pw_proxy_destroy(proxy) }
             stopMeasuring(stream.id)
         }
     }
@@ -127,11 +121,11 @@ final class PipeWireAppRouter: PipeWireRegistryWatcher {
         for (outputID, output) in ports where output.node == stream && output.isOutput {
             for (inputID, input) in inputs
             where PipeWireAppRouter.feeds(output.channel, into: input.channel, of: positions) {
-                let pair = PortPair(output: outputID, input: inputID)
-                guard links[stream]?[pair] == nil else { continue }
+                let pair = PipeWirePortPair(outputNode: stream, output: outputID, input: inputID)
+                guard !links.contains(pair) else { continue }
                 guard let proxy = deskaudio_shim_create_link(connection.core, stream, outputID, node, inputID)
                 else { continue }
-                links[stream, default: [:]][pair] = proxy
+                links.insert(proxy, for: pair)
             }
         }
     }

@@ -6,8 +6,10 @@ import DeskAudioShim
 /// predecessor had set up (seen on Debian 12: pw-record and parec stay silent too). A
 /// sink's monitor ports, or a source's output ports, go to the capture's input ports
 /// (channels matched as the router matches them). The device is the one named when the
-/// linker was made; it is not followed when the default changes. The links belong to this
-/// connection and vanish with it. Loop thread, or loop lock held.
+/// linker was made; it is not followed when the default changes. Links whose ports are
+/// replaced (WirePlumber 0.4.13 coming back reconfigures an idle sink) are made again on the
+/// new ports (R-WP-PORTS). The links belong to this connection and vanish with it. Loop
+/// thread, or loop lock held.
 final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
     let connection: PipeWireConnection
     private let deviceName: String
@@ -16,7 +18,7 @@ final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
     var registry: PipeWireRegistry?
     private var deviceNode: UInt32?
     private var ports: [UInt32: PipeWirePort] = [:]
-    private var links: [UInt32: OpaquePointer] = [:]  // by input port
+    private var links = PipeWirePortLinks<OpaquePointer>()
 
     /// Links the node named `deviceName` (its monitor ports if `recordsMonitor`, else its
     /// output ports) into the node `captureNode` returns.
@@ -29,8 +31,7 @@ final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
 
     /// Lock held: removes the links and stops watching; safe to call twice.
     func finish() {
-        for proxy in links.values { pw_proxy_destroy(proxy) }
-        links = [:]
+        for proxy in links.removeAll() { pw_proxy_destroy(proxy) }
         stopWatching()
     }
 
@@ -50,7 +51,7 @@ final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
     func removed(_ id: UInt32) {
         if id == deviceNode { deviceNode = nil }
         ports[id] = nil
-        if let proxy = links.removeValue(forKey: id) { pw_proxy_destroy(proxy) }
+        for proxy in links.remove(touching: id) { pw_proxy_destroy(proxy) }
     }
 
     /// Makes the links still missing from the device's ports to the capture's.
@@ -59,13 +60,14 @@ final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
         guard let device = deviceNode, capture != UInt32.max else { return }
         let outputs = ports.filter { $0.value.node == device && $0.value.isOutput && $0.value.isMonitor == recordsMonitor }
         let positions = Set(ports.values.filter { $0.node == capture && !$0.isOutput }.map(\.channel))
-        for (inputID, input) in ports where input.node == capture && !input.isOutput && links[inputID] == nil {
+        let linked = links.linkedInputs
+        for (inputID, input) in ports where input.node == capture && !input.isOutput && !linked.contains(inputID) {
             for (outputID, output) in outputs
             where PipeWireAppRouter.feeds(output.channel, into: input.channel, of: positions) {
                 guard let proxy = deskaudio_shim_create_link(connection.core, device, outputID, capture, inputID)
                 else { continue }
                 // One link per input port is enough for a stereo device; a mono one feeds both.
-                links[inputID] = proxy
+                links.insert(proxy, for: PipeWirePortPair(outputNode: device, output: outputID, input: inputID))
                 break
             }
         }
