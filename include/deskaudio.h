@@ -71,7 +71,7 @@ extern "C" {
 #define DESKAUDIO_VERSION_MAJOR 0
 
 /** Minor version of this header: features added, compatibly. */
-#define DESKAUDIO_VERSION_MINOR 3
+#define DESKAUDIO_VERSION_MINOR 4
 
 /** Patch version of this header: fixes only. */
 #define DESKAUDIO_VERSION_PATCH 0
@@ -1193,6 +1193,19 @@ typedef struct deskaudio_encoder_stats {
     uint64_t frames_gated;
     /** AudioFrame bytes handed to the callback. */
     uint64_t bytes_sent;
+    /** The echo canceller that runs (deskaudio_encoder_set_echo_cancel()): 0 none (off),
+        1 speexdsp. */
+    int32_t echo_canceller;
+    /** The acoustic delay found from the playback's times to the microphone's, ms; -1 until
+        found, or while cancellation is off. */
+    int32_t echo_delay_ms;
+    /** Echo return loss enhancement over the last second of microphone audio the speakers
+        played in: its level less the result's, dB (lower while the near end talks); 0 while off. */
+    double echo_return_loss_enhancement_db;
+    /** 10 ms microphone blocks cancelled, and of them those with no playback pushed for their
+        times (deskaudio_encoder_push_playback() too late, or not at all). */
+    uint64_t echo_blocks;
+    uint64_t echo_blocks_without_playback;
 } deskaudio_encoder_stats;
 
 /**
@@ -1243,6 +1256,42 @@ DESKAUDIO_EXPORT void deskaudio_encoder_destroy(deskaudio_encoder *encoder);
  * @return the sample frames taken (all of them), or a negative deskaudio_status, taking nothing.
  */
 DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_encoder_push_pcm(deskaudio_encoder *encoder, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate, uint64_t end_time_ns, deskaudio_frame_callback callback, void *user_data);
+
+/**
+ * Turns echo cancellation on or off from the next push on. On, the audio handed to
+ * deskaudio_encoder_push_playback() (what the viewer is about to play) is taken out of the
+ * microphone audio pushed: by speexdsp's adaptive filter over a 300 ms tail and its residual
+ * echo suppressor, the acoustic delay past the playback's times (up to 600 ms) found from
+ * the two signals; the microphone is cancelled in mono, both channels carry the result. Off
+ * by default; turned on again, it starts afresh. DESKAUDIO_OK, DESKAUDIO_ERROR_INVALID_ARGUMENT
+ * for a NULL encoder, or DESKAUDIO_ERROR_OUT_OF_RESOURCES.
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param enabled true to cancel the echo of what is pushed as playback.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_set_echo_cancel(deskaudio_encoder *encoder, bool enabled);
+
+/**
+ * Hands the encoder what the viewer is about to play, as the echo to cancel: `bytes` bytes
+ * of interleaved `format` PCM, `channels` (1 or 2) at `sample_rate` (8000–96000 Hz), whose
+ * last sample leaves the speakers at `end_time_ns` (CLOCK_MONOTONIC; 0: now). Push it before
+ * the microphone hears it (as it is queued for the device, with the device's latency added
+ * to the time), and all of it: a pause in it is taken as silence. Checked as
+ * deskaudio_encoder_push_pcm() checks; while echo cancellation is off, checked and dropped.
+ * Returns the frames taken: all of them; or a negative deskaudio_status, taking nothing.
+ * Allocates nothing.
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param data the PCM, interleaved; the caller's, read during the call only.
+ * @param bytes bytes at `data`: whole sample frames, at most 960000 of them.
+ * @param format a deskaudio_pcm_format.
+ * @param channels 1 or 2.
+ * @param sample_rate 8000 to 96000 Hz.
+ * @param end_time_ns CLOCK_MONOTONIC ns at which the last sample leaves the speakers; 0: now.
+ * @return the sample frames taken (all of them), or a negative deskaudio_status, taking nothing.
+ */
+DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_encoder_push_playback(deskaudio_encoder *encoder, const void *data, size_t bytes, int32_t format, int32_t channels, int32_t sample_rate, uint64_t end_time_ns);
 
 /**
  * Sets the encoder's bitrate (6000–510000 bit/s) from the next frame on. DESKAUDIO_OK or

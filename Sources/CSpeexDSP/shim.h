@@ -1,1 +1,3 @@
 #include <speex/speex_resampler.h>
+#include <speex/speex_echo.h>
+#include <speex/speex_preprocess.h>

@@ -75,6 +75,59 @@ public func deskaudio_encoder_push_pcm(
     }
 }
 
+/// Turns echo cancellation on or off from the next push on. On, the audio handed to
+/// deskaudio_encoder_push_playback() (what the viewer is about to play) is taken out of the
+/// microphone audio pushed: by speexdsp's adaptive filter over a 300 ms tail and its residual
+/// echo suppressor, the acoustic delay past the playback's times (up to 600 ms) found from
+/// the two signals; the microphone is cancelled in mono, both channels carry the result. Off
+/// by default; turned on again, it starts afresh. DESKAUDIO_OK, DESKAUDIO_ERROR_INVALID_ARGUMENT
+/// for a NULL encoder, or DESKAUDIO_ERROR_OUT_OF_RESOURCES.
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - enabled: true to cancel the echo of what is pushed as playback.
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status.
+@_cdecl("deskaudio_encoder_set_echo_cancel")
+public func deskaudio_encoder_set_echo_cancel(_ encoder: deskaudio_encoder?, _ enabled: Bool) -> Int32 {
+    guard let encoder else { return invalidArgument("encoder is NULL") }
+    return status { () throws(DeskAudioError) in try pcmEncoder(encoder).setEchoCancel(enabled) }
+}
+
+/// Hands the encoder what the viewer is about to play, as the echo to cancel: `bytes` bytes
+/// of interleaved `format` PCM, `channels` (1 or 2) at `sample_rate` (8000–96000 Hz), whose
+/// last sample leaves the speakers at `end_time_ns` (CLOCK_MONOTONIC; 0: now). Push it before
+/// the microphone hears it (as it is queued for the device, with the device's latency added
+/// to the time), and all of it: a pause in it is taken as silence. Checked as
+/// deskaudio_encoder_push_pcm() checks; while echo cancellation is off, checked and dropped.
+/// Returns the frames taken: all of them; or a negative deskaudio_status, taking nothing.
+/// Allocates nothing.
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - data: the PCM, interleaved; the caller's, read during the call only.
+///   - bytes: bytes at `data`: whole sample frames, at most 960000 of them.
+///   - format: a deskaudio_pcm_format.
+///   - channels: 1 or 2.
+///   - sample_rate: 8000 to 96000 Hz.
+///   - end_time_ns: CLOCK_MONOTONIC ns at which the last sample leaves the speakers; 0: now.
+/// - Returns: the sample frames taken (all of them), or a negative deskaudio_status, taking nothing.
+// C: warn_unused_result
+@_cdecl("deskaudio_encoder_push_playback")
+public func deskaudio_encoder_push_playback(
+    _ encoder: deskaudio_encoder?, _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32, _ channels: Int32,
+    _ sample_rate: Int32, _ end_time_ns: UInt64
+) -> Int32 {
+    guard let encoder else { return invalidArgument("deskaudio_encoder_push_playback: encoder is NULL") }
+    guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
+    guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
+        return invalidArgument("format \(format) is not a deskaudio_pcm_format")
+    }
+    return valueOrStatus { () throws(DeskAudioError) in
+        Int32(
+            try pcmEncoder(encoder).pushPlayback(
+                UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
+                rate: sample_rate, endTimeNs: end_time_ns))
+    }
+}
+
 /// Sets the encoder's bitrate (6000–510000 bit/s) from the next frame on. DESKAUDIO_OK or
 /// DESKAUDIO_ERROR_INVALID_ARGUMENT.
 /// - Parameters:
@@ -129,9 +182,13 @@ public func deskaudio_encoder_get_stats(
     guard let encoder else { return invalidArgument("encoder is NULL") }
     return copyOut(to: stats, size: stats_size, what: "stats") {
         let counters = pcmEncoder(encoder).counters
+        let echo = counters.echo
         return deskaudio_encoder_stats(
             frames_encoded: counters.framesEncoded, frames_sent: counters.framesSent,
-            frames_gated: counters.framesGated, bytes_sent: counters.bytesSent)
+            frames_gated: counters.framesGated, bytes_sent: counters.bytesSent, echo_canceller: echo == nil ? 0 : 1,
+            echo_delay_ms: echo?.delayMs.map { Int32($0.rounded()) } ?? -1,
+            echo_return_loss_enhancement_db: echo?.echoReturnLossEnhancementDb ?? 0, echo_blocks: echo?.blocks ?? 0,
+            echo_blocks_without_playback: echo?.blocksWithoutPlayback ?? 0)
     }
 }
 

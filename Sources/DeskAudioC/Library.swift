@@ -45,7 +45,7 @@ import Glibc
 /// Major version of this header: a change means the API changed incompatibly.
 public let DESKAUDIO_VERSION_MAJOR: Int32 = 0
 /// Minor version of this header: features added, compatibly.
-public let DESKAUDIO_VERSION_MINOR: Int32 = 3
+public let DESKAUDIO_VERSION_MINOR: Int32 = 4
 /// Patch version of this header: fixes only.
 public let DESKAUDIO_VERSION_PATCH: Int32 = 0
 /// Encoded 10 ms frames that wait for a slow frame callback before the oldest is dropped:

@@ -216,7 +216,7 @@ extension RealServerTests {
                 String(cString: deskaudio_strerror(deskaudio_status.DESKAUDIO_ERROR_NO_SERVER.rawValue)!)
                     == "no audio server")
             #expect(String(cString: deskaudio_strerror(-999)!) == "unknown error")
-            #expect(String(cString: deskaudio_version()!) == "0.3.0")
+            #expect(String(cString: deskaudio_version()!) == "0.4.0")
             #expect(deskaudio_encoder_pre_skip() == 120)
         }
     }

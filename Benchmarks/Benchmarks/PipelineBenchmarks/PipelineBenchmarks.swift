@@ -61,6 +61,10 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { viewerEncoder.pushNext() }
     }
 
+    Benchmark("pipeline: viewer PCM with echo cancellation (speexdsp), its 10 ms of playback pushed too") { benchmark in
+        for _ in benchmark.scaledIterations { echoCancellingEncoder.pushNext() }
+    }
+
     Benchmark("pipeline: receiving, AudioFrame into the jitter buffer and 10 ms out (decoded)") { benchmark in
         for _ in benchmark.scaledIterations { jitterFixture.insertAndPull() }
     }
@@ -288,6 +292,7 @@ nonisolated(unsafe) let appPipeline2_5ms = PipelineFixture(sources: 1, duration:
 nonisolated(unsafe) let mixedPipeline = PipelineFixture(sources: 2)
 nonisolated(unsafe) let fourSourcePipeline = PipelineFixture(sources: 4)
 nonisolated(unsafe) let viewerEncoder = ViewerEncoderFixture()
+nonisolated(unsafe) let echoCancellingEncoder = ViewerEncoderFixture(echoCancel: true)
 nonisolated(unsafe) let jitterFixture = JitterFixture()
 nonisolated(unsafe) let rawEncoder = RawEncoderFixture()
 nonisolated(unsafe) let rawEncoder5ms = RawEncoderFixture(duration: .ms5)
@@ -309,13 +314,29 @@ final class ViewerEncoderFixture {
     // The test signal's left channel, every third sample: one second at 16 kHz.
     private let pcm: [Int16] = stride(from: 0, to: testSignal.count, by: 6).map { Int16(testSignal[$0] * 32767) }
     private var offset = 0
+    private let echoCancel: Bool
+    // Times on a 10 ms step: the playback pushed 40 ms before the microphone hears it.
+    private var timeNs: UInt64 = 1_000_000_000_000
+
+    /// With `echoCancel`, each iteration also pushes 10 ms of playback (the same signal, as
+    /// a viewer plays the host) and the microphone's audio is cancelled against it.
+    init(echoCancel: Bool = false) {
+        self.echoCancel = echoCancel
+        if echoCancel { try! encoder.setEchoCancel(true) }
+    }
 
     func pushNext() {
         if offset + 160 > pcm.count { offset = 0 }
-        defer { offset += 160 }
+        defer {
+            offset += 160
+            timeNs += 10_000_000
+        }
         pcm.withUnsafeBytes { bytes in
             let piece = UnsafeRawBufferPointer(rebasing: bytes[(offset * 2)..<((offset + 160) * 2)])
-            _ = try! encoder.push(piece, format: .s16, channels: 1, rate: 16_000) { blackHole($0.count) }
+            if echoCancel {
+                _ = try! encoder.pushPlayback(piece, format: .s16, channels: 1, rate: 16_000, endTimeNs: timeNs + 40_000_000)
+            }
+            _ = try! encoder.push(piece, format: .s16, channels: 1, rate: 16_000, endTimeNs: timeNs) { blackHole($0.count) }
         }
     }
 }

@@ -38,11 +38,35 @@ public final class HostPCMInput: Sendable {
 
     /// Checks and queues `bytes` of interleaved PCM. Returns the input frames taken: all of
     /// them, or fewer when the 1 s queue is full (push the rest later; nothing taken is
-    /// lost). Throws, taking nothing, for a bad format, channel count, rate or size, or a
-    /// float sample that is NaN or infinite.
+    /// lost). Throws, taking nothing, for what `check` refuses.
     public func push(
         _ bytes: UnsafeRawBufferPointer, format: SampleFormat, channels: Int32, rate: Int32
     ) throws(DeskAudioError) -> Int {
+        try Self.check(bytes, format: format, channels: channels, rate: rate)
+        let frameBytes = format.bytes * Int(channels)
+        let frames = bytes.count / frameBytes
+        guard frames > 0, let start = bytes.baseAddress else { return 0 }
+        let base = CallScoped(start)
+        return try resampling.withLock { resampling throws(DeskAudioError) in
+            try resampling.prepare(channels: channels, rate: rate)
+            let blockFrames = Int(rate) / 1000 * HostPCMInput.blockMs
+            var taken = 0
+            while taken < frames, ring.freeFloats >= HostPCMInput.maxOutFrames * 2 {
+                let count = min(blockFrames, frames - taken)
+                resampling.convert(base.value + taken * frameBytes, frames: count, format: format, channels: Int(channels))
+                let consumed = resampling.resample(frames: count, into: ring)
+                guard consumed > 0 else { break }
+                taken += consumed
+            }
+            return taken
+        }
+    }
+
+    /// Throws for a bad format, channel count, rate or size, or a float sample that is NaN
+    /// or infinite.
+    static func check(
+        _ bytes: UnsafeRawBufferPointer, format: SampleFormat, channels: Int32, rate: Int32
+    ) throws(DeskAudioError) {
         guard channels == 1 || channels == 2 else {
             throw .invalidArgument("channels must be 1 or 2, not \(channels)")
         }
@@ -57,27 +81,31 @@ public final class HostPCMInput: Sendable {
         guard frames <= HostPCMInput.maxFramesPerPush else {
             throw .invalidArgument("\(frames) frames in one push; at most \(HostPCMInput.maxFramesPerPush)")
         }
-        guard frames > 0, let start = bytes.baseAddress else { return 0 }
-        let base = CallScoped(start)
-        if format == .f32 {
-            let samples = start.assumingMemoryBound(to: Float.self)
-            for index in 0..<(frames * Int(channels)) where !samples[index].isFinite {
-                throw .invalidArgument("sample \(index) is \(samples[index]): floats must be finite")
-            }
+        guard format == .f32, frames > 0, let start = bytes.baseAddress else { return }
+        let samples = start.assumingMemoryBound(to: Float.self)
+        for index in 0..<(frames * Int(channels)) where !samples[index].isFinite {
+            throw .invalidArgument("sample \(index) is \(samples[index]): floats must be finite")
         }
-        return try resampling.withLock { resampling throws(DeskAudioError) in
-            try resampling.prepare(channels: channels, rate: rate)
-            let blockFrames = Int(rate) / 1000 * HostPCMInput.blockMs
-            var taken = 0
-            while taken < frames, ring.freeFloats >= HostPCMInput.maxOutFrames * 2 {
-                let count = min(blockFrames, frames - taken)
-                resampling.convert(base.value + taken * frameBytes, frames: count, format: format, channels: Int(channels))
-                let consumed = resampling.resample(frames: count, into: ring)
-                guard consumed > 0 else { break }
-                taken += consumed
-            }
-            return taken
-        }
+    }
+
+    /// Queues all of `bytes` (as `push` takes them; the last frame's time is `endTimeNs`),
+    /// calling `drain` each time part is queued with the time of the last frame queued, so
+    /// that the queue never fills. Returns the frames taken: all of them.
+    func pushAll(
+        _ bytes: UnsafeRawBufferPointer, format: SampleFormat, channels: Int32, rate: Int32, endTimeNs: UInt64,
+        drain: (UInt64) -> Void
+    ) throws(DeskAudioError) -> Int {
+        let frameBytes = format.bytes * Int(max(channels, 1))
+        var taken = 0
+        repeat {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * frameBytes)...])
+            let pushed = try push(rest, format: format, channels: channels, rate: rate)
+            taken += pushed
+            let left = rest.count / frameBytes - pushed
+            drain(endTimeNs &- MonotonicClock.nanoseconds(ofSamples: UInt64(left), rate: Int(rate)))
+            if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
+        } while taken * frameBytes < bytes.count
+        return taken
     }
 
     /// Forgets queued audio and the resampler's history (capture stopped).

@@ -14,6 +14,8 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         public var framesEncoded: UInt64, framesSent: UInt64, framesGated: UInt64
         /// AudioFrame bytes handed over.
         public var bytesSent: UInt64
+        /// The echo canceller's figures; nil while it is off.
+        public var echo: EchoStats?
     }
 
     // The resampler, the pipeline and the chunk between them: one push or change at a time.
@@ -37,17 +39,40 @@ public final class PCMFrameEncoder: @unchecked Sendable {
     ) throws(DeskAudioError) -> Int {
         try state.withLock { state throws(DeskAudioError) in
             let end = endTimeNs == 0 ? LibraryClock.system.nowNs() : endTimeNs
-            let frameBytes = format.bytes * Int(channels)
-            var taken = 0
-            repeat {
-                let rest = UnsafeRawBufferPointer(rebasing: bytes[(taken * frameBytes)...])
-                let pushed = try state.input.push(rest, format: format, channels: channels, rate: rate)
-                taken += pushed
-                let left = rest.count / frameBytes - pushed
-                state.drain(endTimeNs: end &- MonotonicClock.nanoseconds(ofSamples: UInt64(left), rate: Int(rate)), deliver)
-                if pushed == 0 { break }  // (nothing left, or the resampler took nothing)
-            } while taken * frameBytes < bytes.count
-            return taken
+            return try state.input.pushAll(bytes, format: format, channels: channels, rate: rate, endTimeNs: end) {
+                state.drain(endTimeNs: $0, deliver)
+            }
+        }
+    }
+
+    /// Turns echo cancellation on or off from the next push on (`EchoCanceller`): on, what
+    /// `pushPlayback` hands in is taken out of the pushed microphone audio. Turned on again,
+    /// it starts afresh.
+    public func setEchoCancel(_ enabled: Bool) throws(DeskAudioError) {
+        try state.withLock { state throws(DeskAudioError) in
+            if enabled, state.echo == nil {
+                state.echo = try EchoCanceller()
+            } else if !enabled, let echo = state.echo {
+                state.retiringEcho = echo  // its audio short of a block goes out with the next push
+                state.echo = nil
+            }
+        }
+    }
+
+    /// Takes what the viewer is about to play (as `push` takes PCM), its last frame leaving
+    /// the speakers at `endTimeNs` (CLOCK_MONOTONIC; 0: now), as the echo to cancel. Returns
+    /// the frames taken: all of them (dropped, once checked, while echo cancellation is off).
+    public func pushPlayback(
+        _ bytes: UnsafeRawBufferPointer, format: HostPCMInput.SampleFormat, channels: Int32, rate: Int32,
+        endTimeNs: UInt64 = 0
+    ) throws(DeskAudioError) -> Int {
+        try state.withLock { state throws(DeskAudioError) in
+            let end = endTimeNs == 0 ? LibraryClock.system.nowNs() : endTimeNs
+            guard let echo = state.echo else {
+                try HostPCMInput.check(bytes, format: format, channels: channels, rate: rate)
+                return bytes.count / (format.bytes * Int(channels))
+            }
+            return try echo.pushPlayback(bytes, format: format, channels: channels, rate: rate, endTimeNs: end)
         }
     }
 
@@ -57,6 +82,8 @@ public final class PCMFrameEncoder: @unchecked Sendable {
     public func markDiscontinuity(skippedSamples: UInt64 = 0) {
         state.withLock { state in
             state.input.reset()
+            state.echo?.dropPendingMicrophone()
+            state.retiringEcho = nil
             state.pipeline.markDiscontinuity(skippedSamples: skippedSamples)
         }
     }
@@ -81,10 +108,10 @@ public final class PCMFrameEncoder: @unchecked Sendable {
 
     /// Counts so far.
     public var counters: Counters {
-        let counts = state.withLock { $0.pipeline.counters }
+        let (counts, echo) = state.withLock { ($0.pipeline.counters, $0.echo?.stats) }
         return Counters(
             framesEncoded: counts.framesCaptured, framesSent: counts.framesSent, framesGated: counts.framesGated,
-            bytesSent: counts.bytesSent)
+            bytesSent: counts.bytesSent, echo: echo)
     }
 
     /// What a push works on.
@@ -92,6 +119,11 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         let input = HostPCMInput()
         let pipeline: FramePipeline
         let chunk: UnsafeMutableBufferPointer<Float>
+        var echo: EchoCanceller?
+        // A canceller turned off, with its audio short of a block still to go out.
+        var retiringEcho: EchoCanceller?
+        // The capture time of the last microphone sample taken.
+        var lastEndTimeNs: UInt64 = 0
 
         init(pipeline: FramePipeline) {
             self.pipeline = pipeline
@@ -102,14 +134,27 @@ public final class PCMFrameEncoder: @unchecked Sendable {
 
         /// Frames everything resampled so far; `endTimeNs` is when its last sample was captured.
         func drain(endTimeNs: UInt64, _ deliver: (UnsafeRawBufferPointer) -> Void) {
+            if let retiring = retiringEcho {
+                retiring.flush(endTimeNs: lastEndTimeNs) { audio, end in
+                    pipeline.process(audio, sources: .mic, endTimeNs: end, deliver: deliver)
+                }
+                retiringEcho = nil
+            }
             var left = input.ring.availableFloats
             while left > 0 {
                 let count = input.ring.read(into: UnsafeMutableBufferPointer(rebasing: chunk[0..<min(left, chunk.count)]))
                 guard count > 0 else { break }
                 left -= count
                 let chunkEnd = endTimeNs &- MonotonicClock.nanoseconds(ofSamples: UInt64(left / AudioFormat.channels))
-                pipeline.process(
-                    UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: .mic, endTimeNs: chunkEnd, deliver: deliver)
+                let audio = UnsafeBufferPointer(rebasing: chunk[0..<count])
+                lastEndTimeNs = chunkEnd
+                if let echo {
+                    echo.process(audio, endTimeNs: chunkEnd) { block, end in
+                        pipeline.process(block, sources: .mic, endTimeNs: end, deliver: deliver)
+                    }
+                } else {
+                    pipeline.process(audio, sources: .mic, endTimeNs: chunkEnd, deliver: deliver)
+                }
             }
         }
     }

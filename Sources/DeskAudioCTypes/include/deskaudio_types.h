@@ -70,6 +70,19 @@ typedef struct deskaudio_encoder_stats {
     uint64_t frames_gated;
     /** AudioFrame bytes handed to the callback. */
     uint64_t bytes_sent;
+    /** The echo canceller that runs (deskaudio_encoder_set_echo_cancel()): 0 none (off),
+        1 speexdsp. */
+    int32_t echo_canceller;
+    /** The acoustic delay found from the playback's times to the microphone's, ms; -1 until
+        found, or while cancellation is off. */
+    int32_t echo_delay_ms;
+    /** Echo return loss enhancement over the last second of microphone audio the speakers
+        played in: its level less the result's, dB (lower while the near end talks); 0 while off. */
+    double echo_return_loss_enhancement_db;
+    /** 10 ms microphone blocks cancelled, and of them those with no playback pushed for their
+        times (deskaudio_encoder_push_playback() too late, or not at all). */
+    uint64_t echo_blocks;
+    uint64_t echo_blocks_without_playback;
 } deskaudio_encoder_stats;
 
 /* GROUP 7 */

@@ -85,4 +85,32 @@ import Testing
         #expect(deskaudio_encoder_get_stats(encoder, nil, MemoryLayout<deskaudio_encoder_stats>.size) == invalid)
         #expect(push(s16, 1, 16_000, Frames.callback) == 4, "the encoder still works")
     }
+
+    @Test func echoCancellationIsTurnedOnAndFedThroughTheCABI() throws {
+        let encoder = try #require(deskaudio_encoder_create())
+        defer { deskaudio_encoder_destroy(encoder) }
+        let invalid = deskaudio_status.DESKAUDIO_ERROR_INVALID_ARGUMENT.rawValue
+        let s16 = deskaudio_pcm_format.DESKAUDIO_PCM_S16.rawValue
+        let samples: [Int16] = [0, 100, 0, -100]
+        func playback(_ format: Int32, _ channels: Int32, _ rate: Int32) -> Int32 {
+            samples.withUnsafeBytes { deskaudio_encoder_push_playback(encoder, $0.baseAddress, $0.count, format, channels, rate, 0) }
+        }
+        var stats = deskaudio_encoder_stats()
+        #expect(deskaudio_encoder_get_stats(encoder, &stats, MemoryLayout<deskaudio_encoder_stats>.size) == 0)
+        #expect(stats.echo_canceller == 0 && stats.echo_delay_ms == -1)
+        #expect(deskaudio_encoder_set_echo_cancel(nil, true) == invalid)
+        #expect(deskaudio_encoder_set_echo_cancel(encoder, true) == 0)
+        #expect(playback(s16, 2, 48_000) == 2)
+        #expect(playback(9, 2, 48_000) == invalid)
+        #expect(String(cString: deskaudio_last_error()!) == "format 9 is not a deskaudio_pcm_format")
+        #expect(playback(s16, 3, 48_000) == invalid)
+        #expect(playback(s16, 1, 200_000) == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue)
+        #expect(deskaudio_encoder_push_playback(nil, nil, 0, s16, 1, 48_000, 0) == invalid)
+        #expect(deskaudio_encoder_push_playback(encoder, nil, 4, s16, 1, 48_000, 0) == invalid)
+        #expect(deskaudio_encoder_get_stats(encoder, &stats, MemoryLayout<deskaudio_encoder_stats>.size) == 0)
+        #expect(stats.echo_canceller == 1 && stats.echo_delay_ms == -1 && stats.echo_blocks == 0)
+        #expect(deskaudio_encoder_set_echo_cancel(encoder, false) == 0)
+        #expect(deskaudio_encoder_get_stats(encoder, &stats, MemoryLayout<deskaudio_encoder_stats>.size) == 0)
+        #expect(stats.echo_canceller == 0)
+    }
 }

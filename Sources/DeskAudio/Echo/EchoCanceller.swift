@@ -1,0 +1,231 @@
+import CSpeexDSP
+import Glibc
+
+/// What an encoder's echo canceller knows now (`PCMFrameEncoder.counters`).
+public struct EchoStats: Equatable, Sendable {
+    /// The delay found from the speakers' times to the microphone, ms; nil until found.
+    public var delayMs: Double?
+    /// Echo return loss enhancement over the last second of blocks the speakers played in:
+    /// the microphone's level less the result's, dB (lower while the near end talks).
+    public var echoReturnLossEnhancementDb: Double
+    /// 10 ms blocks cancelled, and of them those with no speaker audio pushed for their
+    /// times (pushed too late, or not at all).
+    public var blocks: UInt64, blocksWithoutPlayback: UInt64
+}
+
+/// Takes the echo of a viewer's speakers out of its microphone, before the microphone's
+/// audio is framed and encoded. The viewer pushes what it is about to play with the time
+/// it leaves the speakers (`pushPlayback`); each 10 ms of microphone audio, by its capture
+/// time, is cancelled against what played then: the acoustic delay past the times given is
+/// found from the two signals (`EchoDelayProbe`, up to 600 ms), the echo's path over a
+/// 300 ms tail by speexdsp's adaptive filter, and what echo is left is suppressed by
+/// speexdsp's preprocessor (with its noise suppression, which that needs; gain control off). The microphone is
+/// cancelled in mono, and both channels carry the result. No allocation per block. One
+/// caller at a time (the encoder's lock).
+final class EchoCanceller {
+    /// The block cancelled at once: 10 ms.
+    static let blockSamples = AudioFormat.frameSamples
+    /// How far back the adaptive filter reaches from the delay found.
+    static let tailMs = 300
+    /// The speakers' audio is fed this much before the delay found, so that the echo's
+    /// first sound is inside the filter however the delay found is off.
+    static let leadMs = 40
+    /// A delay found this far from the one applied is applied (15 ms).
+    static let realignSamples = AudioFormat.sampleRate * 15 / 1000
+
+    /// The speakers' audio as pushed, resampled to 48 kHz stereo.
+    let playback = HostPCMInput()
+    private var reference = PlaybackReference()
+    private let probe: EchoDelayProbe
+    private let echo: OpaquePointer
+    private let preprocess: OpaquePointer
+    private var appliedDelay: Int?
+
+    private let microphone = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
+    private var microphoneCount = 0
+    private let speakersThen = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
+    private let speakersFed = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
+    private let stereoScratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: AudioFormat.frameFloats)
+    private let recorded16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
+    private let played16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
+    private let cancelled16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
+    private let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: AudioFormat.frameFloats)
+
+    private var microphonePower = 0.0
+    private var resultPower = 0.0
+    // Over the blocks the speakers played in since the last look: the microphone's energy
+    // and the adaptive filter's output's (before the suppressor).
+    private var windowBlocks = 0
+    private var windowMicrophone = 0.0
+    private var windowFiltered = 0.0
+    /// Times the filters were made to learn afresh because they added echo (the room changed).
+    private(set) var relearned = 0
+    private var blocks: UInt64 = 0
+    private var blocksWithoutPlayback: UInt64 = 0
+
+    // A second of blocks, for the enhancement figure.
+    private static let powerMemory = exp(-1.0 / 100)
+    // Half a second of blocks the speakers played in, and the rise over the microphone's
+    // energy in it, 1 dB, at which the filter's output shows a path that is no longer there.
+    private static let windowLength = 50
+    private static let wrongPathRatio = 1.26
+    // Speakers below -50 dBFS over a block: nothing to cancel.
+    private static let playingPower = 1e-5
+    private static let nsPerSample = 1e9 / Double(AudioFormat.sampleRate)
+
+    init() throws(DeskAudioError) {
+        let probe = try EchoDelayProbe()
+        let tail = EchoCanceller.tailMs * AudioFormat.sampleRate / 1000
+        let echo = try SpeexEcho.make(frame: Self.blockSamples, tail: tail, rate: AudioFormat.sampleRate, what: "an echo canceller")
+        guard let preprocess = speex_preprocess_state_init(Int32(Self.blockSamples), Int32(AudioFormat.sampleRate)) else {
+            speex_echo_state_destroy(echo)
+            throw .outOfResources("speexdsp could not make a preprocessor")
+        }
+        self.echo = echo
+        self.preprocess = preprocess
+        self.probe = probe
+        // Its residual echo suppression works through its noise suppressor's gains, so that
+        // stays on (at its -15 dB); gain control stays off.
+        var off: Int32 = 0
+        speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_AGC, &off)
+        speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
+
+    }
+
+    deinit {
+        speex_preprocess_state_destroy(preprocess)
+        speex_echo_state_destroy(echo)
+        reference.deallocate()
+        for buffer in [microphone, speakersThen, speakersFed, stereoScratch, output] { buffer.deallocate() }
+        for buffer in [recorded16, played16, cancelled16] { buffer.deallocate() }
+    }
+
+    var stats: EchoStats {
+        EchoStats(
+            delayMs: probe.delaySamples.map { Double($0) * 1000 / Double(AudioFormat.sampleRate) },
+            echoReturnLossEnhancementDb: resultPower > 0 && microphonePower > 0 ? 10 * log10(microphonePower / resultPower) : 0,
+            blocks: blocks, blocksWithoutPlayback: blocksWithoutPlayback)
+    }
+
+    /// Takes what the speakers are about to play: as `HostPCMInput.push` takes it, its last
+    /// frame leaving the speakers at `endTimeNs`. Returns the frames taken: all of them.
+    func pushPlayback(
+        _ bytes: UnsafeRawBufferPointer, format: HostPCMInput.SampleFormat, channels: Int32, rate: Int32,
+        endTimeNs: UInt64
+    ) throws(DeskAudioError) -> Int {
+        try playback.pushAll(bytes, format: format, channels: channels, rate: rate, endTimeNs: endTimeNs) { end in
+            var left = playback.ring.availableFloats
+            while left > 0 {
+                let count = playback.ring.read(into: stereoScratch)
+                guard count > 0 else { break }
+                left -= count
+                let samples = count / AudioFormat.channels
+                for index in 0..<samples {
+                    stereoScratch[index] = (stereoScratch[2 * index] + stereoScratch[2 * index + 1]) / 2
+                }
+                let chunkEnd = end &- MonotonicClock.nanoseconds(ofSamples: UInt64(left / AudioFormat.channels))
+                reference.append(UnsafeBufferPointer(rebasing: stereoScratch[0..<samples]), endTimeNs: chunkEnd)
+            }
+        }
+    }
+
+    /// Takes 48 kHz stereo microphone audio whose last sample was captured at `endTimeNs`,
+    /// and hands `emit` each whole 10 ms block cancelled (stereo, with its last sample's
+    /// time), valid during the call only.
+    func process(
+        _ chunk: UnsafeBufferPointer<Float>, endTimeNs: UInt64, emit: (UnsafeBufferPointer<Float>, UInt64) -> Void
+    ) {
+        let samples = chunk.count / AudioFormat.channels
+        for index in 0..<samples {
+            microphone[microphoneCount] = (chunk[2 * index] + chunk[2 * index + 1]) / 2
+            microphoneCount += 1
+            guard microphoneCount == Self.blockSamples else { continue }
+            microphoneCount = 0
+            let blockEnd = endTimeNs &- UInt64((Double(samples - 1 - index) * Self.nsPerSample).rounded())
+            cancelBlock(endingAt: blockEnd)
+            emit(UnsafeBufferPointer(output), blockEnd)
+        }
+    }
+
+    /// Hands `emit` the microphone audio short of a block as it is (cancelling is turned off);
+    /// `endTimeNs` is its last sample's capture time.
+    func flush(endTimeNs: UInt64, emit: (UnsafeBufferPointer<Float>, UInt64) -> Void) {
+        guard microphoneCount > 0 else { return }
+        for index in 0..<microphoneCount {
+            output[2 * index] = microphone[index]
+            output[2 * index + 1] = microphone[index]
+        }
+        let count = microphoneCount * AudioFormat.channels
+        microphoneCount = 0
+        emit(UnsafeBufferPointer(rebasing: output[0..<count]), endTimeNs)
+    }
+
+    /// Forgets the microphone's pending audio (the microphone broke off); what the speakers
+    /// played, the delay and the filter stay.
+    func dropPendingMicrophone() { microphoneCount = 0 }
+
+    private func cancelBlock(endingAt blockEnd: UInt64) {
+        // What the speakers played at the microphone's times, for the delay.
+        reference.read(into: speakersThen, endingAt: blockEnd)
+        probe.add(microphone: UnsafeBufferPointer(microphone), speakers: UnsafeBufferPointer(speakersThen))
+        // A delay found far from the one applied is a new alignment, and the filter learnt
+        // the old one; one near it is left to the filter, which follows it.
+        if let found = probe.delaySamples, abs(found - (appliedDelay ?? 0)) > Self.realignSamples {
+            speex_echo_state_reset(echo)
+            appliedDelay = found
+        }
+        let lead = max((appliedDelay ?? 0) - Self.leadMs * AudioFormat.sampleRate / 1000, 0)
+        let missing = reference.read(
+            into: speakersFed, endingAt: blockEnd &- UInt64((Double(lead) * Self.nsPerSample).rounded()))
+        blocks += 1
+        if missing == Self.blockSamples { blocksWithoutPlayback += 1 }
+
+        var micEnergy = 0.0
+        var speakerEnergy = 0.0
+        for index in 0..<Self.blockSamples {
+            recorded16[index] = SpeexEcho.int16(microphone[index])
+            played16[index] = SpeexEcho.int16(speakersFed[index])
+            micEnergy += Double(microphone[index]) * Double(microphone[index])
+            speakerEnergy += Double(speakersFed[index]) * Double(speakersFed[index])
+        }
+        speex_echo_cancellation(echo, recorded16.baseAddress, played16.baseAddress, cancelled16.baseAddress)
+        if speakerEnergy / Double(Self.blockSamples) > Self.playingPower {
+            var filteredEnergy = 0.0
+            for sample in cancelled16 { filteredEnergy += Double(sample) * Double(sample) / (32768 * 32768) }
+            watchForAWrongPath(microphoneEnergy: micEnergy, filteredEnergy: filteredEnergy)
+        }
+        speex_preprocess_run(preprocess, cancelled16.baseAddress)
+        var resultEnergy = 0.0
+        for index in 0..<Self.blockSamples {
+            let sample = Float(cancelled16[index]) / 32768
+            resultEnergy += Double(sample) * Double(sample)
+            output[2 * index] = sample
+            output[2 * index + 1] = sample
+        }
+        if speakerEnergy / Double(Self.blockSamples) > Self.playingPower {
+            let memory = Self.powerMemory
+            microphonePower = memory * microphonePower + (1 - memory) * micEnergy
+            resultPower = memory * resultPower + (1 - memory) * max(resultEnergy, 1e-12)
+        }
+    }
+
+    /// A filter that takes out what is no longer there adds it: its output louder than the
+    /// microphone over half a second the speakers played in (a filter that fits takes energy
+    /// out, in double talk too). Both filters then learn afresh (the room changed: a laptop
+    /// moved, a headset taken off).
+    private func watchForAWrongPath(microphoneEnergy: Double, filteredEnergy: Double) {
+        windowBlocks += 1
+        windowMicrophone += microphoneEnergy
+        windowFiltered += filteredEnergy
+        guard windowBlocks == Self.windowLength else { return }
+        if windowFiltered > Self.wrongPathRatio * windowMicrophone {
+            speex_echo_state_reset(echo)
+            probe.relearn()
+            relearned += 1
+        }
+        windowBlocks = 0
+        windowMicrophone = 0
+        windowFiltered = 0
+    }
+
+}
