@@ -1,7 +1,7 @@
 //! DeskAudio for Rust remote-desktop hosts: the machine's sound (app audio, the microphone,
 //! both mixed) captured through PipeWire or PulseAudio, cut into 10 ms Opus AudioFrames for
-//! the viewer; the viewer's side decodes them; the viewer's microphone can become a
-//! microphone on the host.
+//! the viewer; the viewer's side decodes them; the viewer's microphone, encoded with the echo
+//! of its speakers taken out (`Encoder`), can become a microphone on the host (`RemoteMic`).
 //!
 //! ```no_run
 //! use std::sync::mpsc;
@@ -26,6 +26,7 @@ mod capture;
 mod closure_slot;
 mod decoder;
 mod devices;
+mod encoder;
 mod error;
 mod frame;
 mod remote_mic;
@@ -34,6 +35,7 @@ mod rtp;
 pub use capture::{Capture, Channels, Clock, Event, Stats};
 pub use decoder::{Decoder, DecoderOutput, DecoderStats, Pcm};
 pub use devices::{apps, devices, App, Device, DeviceKind};
+pub use encoder::{Encoder, EncoderStats, Sample};
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameInfo};
 pub use remote_mic::{Recording, RemoteMic, RemoteMicStats};
