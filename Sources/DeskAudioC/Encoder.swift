@@ -99,7 +99,9 @@ public func deskaudio_encoder_set_echo_cancel(_ encoder: deskaudio_encoder?, _ e
 /// to the time), and all of it: a pause in it is taken as silence. Checked as
 /// deskaudio_encoder_push_pcm() checks; while echo cancellation is off, checked and dropped.
 /// Returns the frames taken: all of them; or a negative deskaudio_status, taking nothing.
-/// Allocates nothing.
+/// Allocates nothing. Calls on one encoder are serialized: from an audio callback, this one
+/// may wait for a deskaudio_encoder_push_pcm() on another thread (its cancelling takes about
+/// 0.25 ms per 10 ms of microphone audio).
 /// - Parameters:
 ///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - data: the PCM, interleaved; the caller's, read during the call only.
