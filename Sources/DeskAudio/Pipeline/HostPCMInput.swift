@@ -45,8 +45,7 @@ public final class HostPCMInput: Sendable {
         try Self.check(bytes, format: format, channels: channels, rate: rate)
         let frameBytes = format.bytes * Int(channels)
         let frames = bytes.count / frameBytes
-        guard frames > 0, let start = bytes.baseAddress else { return 0 }
-        let base = CallScoped(start)
+        guard frames > 0, let base = bytes.baseAddress.map(CallScoped.init) else { return 0 }
         return try resampling.withLock { resampling throws(DeskAudioError) in
             try resampling.prepare(channels: channels, rate: rate)
             let blockFrames = Int(rate) / 1000 * HostPCMInput.blockMs
