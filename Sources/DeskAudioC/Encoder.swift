@@ -60,18 +60,10 @@ public func deskaudio_encoder_push_pcm(
     _ user_data: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let encoder, let callback else { return invalidArgument("deskaudio_encoder_push_pcm: encoder or callback is NULL") }
-    guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
-    guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
-        return invalidArgument("format \(format) is not a deskaudio_pcm_format")
-    }
-    return valueOrStatus { () throws(DeskAudioError) in
-        Int32(
-            try pcmEncoder(encoder).push(
-                UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
-                rate: sample_rate, endTimeNs: end_time_ns
-            ) { frame in
-                callback(frame.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.count, user_data)
-            })
+    return pushingPCM(data, bytes, format) { pcm, sampleFormat throws(DeskAudioError) in
+        try pcmEncoder(encoder).push(pcm, format: sampleFormat, channels: channels, rate: sample_rate, endTimeNs: end_time_ns) {
+            frame in callback(frame.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.count, user_data)
+        }
     }
 }
 
@@ -118,15 +110,8 @@ public func deskaudio_encoder_push_playback(
     _ sample_rate: Int32, _ end_time_ns: UInt64
 ) -> Int32 {
     guard let encoder else { return invalidArgument("deskaudio_encoder_push_playback: encoder is NULL") }
-    guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
-    guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
-        return invalidArgument("format \(format) is not a deskaudio_pcm_format")
-    }
-    return valueOrStatus { () throws(DeskAudioError) in
-        Int32(
-            try pcmEncoder(encoder).pushPlayback(
-                UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
-                rate: sample_rate, endTimeNs: end_time_ns))
+    return pushingPCM(data, bytes, format) { pcm, sampleFormat throws(DeskAudioError) in
+        try pcmEncoder(encoder).pushPlayback(pcm, format: sampleFormat, channels: channels, rate: sample_rate, endTimeNs: end_time_ns)
     }
 }
 

@@ -37,16 +37,25 @@ public func deskaudio_capture_push_pcm(
     _ sample_rate: Int32
 ) -> Int32 {
     withCapture(capture) { service in
-        guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
-        guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
-            return invalidArgument("format \(format) is not a deskaudio_pcm_format")
+        pushingPCM(data, bytes, format) { pcm, sampleFormat throws(DeskAudioError) in
+            try service.pushPCM(pcm, format: sampleFormat, channels: channels, rate: sample_rate)
         }
-        return valueOrStatus { () throws(DeskAudioError) in
-            Int32(
-                try service.pushPCM(
-                    UnsafeRawBufferPointer(start: data, count: bytes), format: sampleFormat, channels: channels,
-                    rate: sample_rate))
-        }
+    }
+}
+
+/// The PCM a call hands in (`bytes` at `data`, a deskaudio_pcm_format), checked and given to
+/// `body`, which returns the sample frames taken; DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL
+/// data with bytes > 0 or a format that is none, else `body`'s count or error status.
+func pushingPCM(
+    _ data: UnsafeRawPointer?, _ bytes: size_t, _ format: Int32,
+    _ body: (UnsafeRawBufferPointer, HostPCMInput.SampleFormat) throws(DeskAudioError) -> Int
+) -> Int32 {
+    guard data != nil || bytes == 0 else { return invalidArgument("data is NULL") }
+    guard let sampleFormat = HostPCMInput.SampleFormat(rawValue: format) else {
+        return invalidArgument("format \(format) is not a deskaudio_pcm_format")
+    }
+    return valueOrStatus { () throws(DeskAudioError) in
+        Int32(try body(UnsafeRawBufferPointer(start: data, count: bytes), sampleFormat))
     }
 }
 
