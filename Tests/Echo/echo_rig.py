@@ -25,8 +25,6 @@ import wave
 import numpy as np
 from scipy.signal import fftconvolve, resample_poly
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
-import report  # noqa: E402
 
 RATE = 48000
 # What this canceller (speexdsp) reaches in every room, asserted (the run is exact, not timed):
@@ -155,11 +153,11 @@ def music(seconds, seed):
     return signal / np.max(np.abs(signal)) * 0.5
 
 
-def room(delay_ms, rt60, seed, length_s=None):
+def room(delay_ms, rt60, seed):
     """A synthetic room impulse response: a direct path after `delay_ms`, early reflections,
     then exponentially decaying noise reaching -60 dB at `rt60` s."""
     rng = np.random.default_rng(seed)
-    length = int(RATE * (length_s or rt60 * 1.2))
+    length = int(RATE * rt60 * 1.2)
     delay = int(RATE * delay_ms / 1000)
     response = np.zeros(delay + length)
     t = np.arange(length) / RATE

@@ -19,8 +19,8 @@ public struct EchoStats: Equatable, Sendable {
 /// time, is cancelled against what played then: the acoustic delay past the times given is
 /// found from the two signals (`EchoDelayProbe`, up to 600 ms), the echo's path over a
 /// 300 ms tail by speexdsp's adaptive filter, and what echo is left is suppressed by
-/// speexdsp's preprocessor (with its noise suppression, which that needs; gain control off). The microphone is
-/// cancelled in mono, and both channels carry the result. No allocation per block. One
+/// speexdsp's preprocessor (with its noise suppression, which that needs; gain control off).
+/// The microphone is cancelled in mono, and both channels carry the result. No allocation per block. One
 /// caller at a time (the encoder's lock).
 final class EchoCanceller {
     /// The block cancelled at once: 10 ms.
@@ -33,8 +33,8 @@ final class EchoCanceller {
     /// A delay found this far from the one applied is applied (15 ms).
     static let realignSamples = AudioFormat.sampleRate * 15 / 1000
 
-    /// The speakers' audio as pushed, resampled to 48 kHz stereo.
-    let playback = HostPCMInput()
+    // The speakers' audio as pushed, resampled to 48 kHz stereo.
+    private let playback = HostPCMInput()
     private var reference = PlaybackReference()
     private let probe: EchoDelayProbe
     private let echo: OpaquePointer
@@ -58,8 +58,6 @@ final class EchoCanceller {
     private var windowBlocks = 0
     private var windowMicrophone = 0.0
     private var windowFiltered = 0.0
-    /// Times the filters were made to learn afresh because they added echo (the room changed).
-    private(set) var relearned = 0
     private var blocks: UInt64 = 0
     private var blocksWithoutPlayback: UInt64 = 0
 
@@ -89,7 +87,6 @@ final class EchoCanceller {
         var off: Int32 = 0
         speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_AGC, &off)
         speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
-
     }
 
     deinit {
@@ -189,7 +186,8 @@ final class EchoCanceller {
             speakerEnergy += Double(speakersFed[index]) * Double(speakersFed[index])
         }
         speex_echo_cancellation(echo, recorded16.baseAddress, played16.baseAddress, cancelled16.baseAddress)
-        if speakerEnergy / Double(Self.blockSamples) > Self.playingPower {
+        let speakersPlayed = speakerEnergy / Double(Self.blockSamples) > Self.playingPower
+        if speakersPlayed {
             var filteredEnergy = 0.0
             for sample in cancelled16 { filteredEnergy += Double(sample) * Double(sample) / (32768 * 32768) }
             watchForAWrongPath(microphoneEnergy: micEnergy, filteredEnergy: filteredEnergy)
@@ -202,7 +200,7 @@ final class EchoCanceller {
             output[2 * index] = sample
             output[2 * index + 1] = sample
         }
-        if speakerEnergy / Double(Self.blockSamples) > Self.playingPower {
+        if speakersPlayed {
             let memory = Self.powerMemory
             microphonePower = memory * microphonePower + (1 - memory) * micEnergy
             resultPower = memory * resultPower + (1 - memory) * max(resultEnergy, 1e-12)
@@ -221,11 +219,9 @@ final class EchoCanceller {
         if windowFiltered > Self.wrongPathRatio * windowMicrophone {
             speex_echo_state_reset(echo)
             probe.relearn()
-            relearned += 1
         }
         windowBlocks = 0
         windowMicrophone = 0
         windowFiltered = 0
     }
-
 }

@@ -5,9 +5,8 @@ import Glibc
 /// it (0…`maxDelayMs`): a second speexdsp adaptive filter, at 8 kHz over a 700 ms tail, learns
 /// the path from what the speakers played at the microphone's times to what the microphone
 /// heard, and every 250 ms the first arrival near the peak of its impulse response is the
-/// delay. A peak is taken
-/// once two readings in a row agree within 2 ms and it stands 6 times over the response's
-/// RMS. The filter's own step control keeps it through double talk (readings in a room of
+/// delay. A peak is taken once two readings in a row agree within 2 ms and it stands 6 times
+/// over the response's RMS. The filter's own step control keeps it through double talk (readings in a room of
 /// 250 ms and RT60 0.8 s: the delay within 7 ms from 0.5 s on, also while the near end
 /// talked). No allocation after init.
 final class EchoDelayProbe {

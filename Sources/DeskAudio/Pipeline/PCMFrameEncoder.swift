@@ -134,12 +134,11 @@ public final class PCMFrameEncoder: @unchecked Sendable {
 
         /// Frames everything resampled so far; `endTimeNs` is when its last sample was captured.
         func drain(endTimeNs: UInt64, _ deliver: (UnsafeRawBufferPointer) -> Void) {
-            if let retiring = retiringEcho {
-                retiring.flush(endTimeNs: lastEndTimeNs) { audio, end in
-                    pipeline.process(audio, sources: .mic, endTimeNs: end, deliver: deliver)
-                }
-                retiringEcho = nil
+            func frame(_ audio: UnsafeBufferPointer<Float>, endingAt end: UInt64) {
+                pipeline.process(audio, sources: .mic, endTimeNs: end, deliver: deliver)
             }
+            retiringEcho?.flush(endTimeNs: lastEndTimeNs, emit: frame)
+            retiringEcho = nil
             var left = input.ring.availableFloats
             while left > 0 {
                 let count = input.ring.read(into: UnsafeMutableBufferPointer(rebasing: chunk[0..<min(left, chunk.count)]))
@@ -149,11 +148,9 @@ public final class PCMFrameEncoder: @unchecked Sendable {
                 let audio = UnsafeBufferPointer(rebasing: chunk[0..<count])
                 lastEndTimeNs = chunkEnd
                 if let echo {
-                    echo.process(audio, endTimeNs: chunkEnd) { block, end in
-                        pipeline.process(block, sources: .mic, endTimeNs: end, deliver: deliver)
-                    }
+                    echo.process(audio, endTimeNs: chunkEnd, emit: frame)
                 } else {
-                    pipeline.process(audio, sources: .mic, endTimeNs: chunkEnd, deliver: deliver)
+                    frame(audio, endingAt: chunkEnd)
                 }
             }
         }
