@@ -124,3 +124,66 @@ function truncated(have, need) {
 function field(text) {
   return new FrameFormatError("field", `AudioFrame field invalid: ${text}`);
 }
+
+/**
+ * Lays out one AudioFrame as the library's writer does: version 1 for mono and stereo,
+ * version 2 when `fields.mapping` ({ streams, coupledStreams, table }) is given. `fields`
+ * holds `channels`, `sequence` (a u32), `sampleClock` and `captureTimeNs` (non-negative
+ * integers, Number or BigInt), and optionally `flags` (default 0), `codec` (1, or 2 with a
+ * mapping), `sampleRate` (48000) and `frameSamples` (480). `payload` is the Opus packet
+ * (1 to the version's limit of bytes). Returns a new Uint8Array. Throws RangeError for a
+ * field the parser would refuse, so what it writes always parses back to `fields`.
+ */
+export function writeAudioFrame(fields, payload) {
+  const mapping = fields.mapping ?? null;
+  const channels = fields.channels;
+  const codec = fields.codec ?? (mapping ? 2 : 1);
+  const sampleRate = fields.sampleRate ?? 48000;
+  const frameSamples = fields.frameSamples ?? 480;
+  const flags = fields.flags ?? 0;
+  const headerBytes = mapping ? HEADER_BYTES + 2 + channels : HEADER_BYTES;
+  const streams = mapping ? Math.max(1, mapping.streams) : 1;
+  const packetLimit = streams * MAX_PACKET_BYTES + (streams - 1) * 2;
+  if (!(payload instanceof Uint8Array)) throw new RangeError("the payload is not a Uint8Array");
+  if (payload.byteLength < 1 || payload.byteLength > packetLimit) {
+    throw new RangeError(`a payload of ${payload.byteLength} bytes: an Opus packet has 1 to ${packetLimit}`);
+  }
+  if (!Number.isInteger(flags) || flags < 0 || flags > 255) throw new RangeError(`flags ${flags} are not a byte`);
+  if (mapping) {
+    if (!Number.isInteger(channels) || channels < 1 || channels > 8) throw new RangeError(`channels ${channels} are not 1 to 8`);
+    if (codec !== 2) throw new RangeError(`codec ${codec} is not Opus multistream (2)`);
+    if (!Array.isArray(mapping.table) || mapping.table.length !== channels) {
+      throw new RangeError(`a mapping table of ${mapping.table?.length} entries for ${channels} channels`);
+    }
+    const problem = mappingProblem(mapping);
+    if (problem) throw new RangeError(`channel mapping: ${problem}`);
+  } else {
+    if (channels !== 1 && channels !== 2) throw new RangeError(`channels ${channels} are not 1 or 2`);
+    if (codec !== 1) throw new RangeError(`codec ${codec} is not Opus (1)`);
+  }
+  if (sampleRate !== 48000) throw new RangeError(`sample rate ${sampleRate} is not 48000`);
+  if (!OPUS_FRAME_SAMPLES.includes(frameSamples)) {
+    throw new RangeError(`a frame of ${frameSamples} samples is not an Opus frame size`);
+  }
+  if (!Number.isInteger(fields.sequence) || fields.sequence < 0 || fields.sequence > 0xffffffff) {
+    throw new RangeError(`sequence ${fields.sequence} is not a u32`);
+  }
+  const bytes = new Uint8Array(headerBytes + payload.byteLength);
+  const view = new DataView(bytes.buffer);
+  bytes.set([0x44, 0x41, 0x46, 0x52, mapping ? 2 : 1, flags, channels, codec]);
+  view.setUint32(8, sampleRate, true);
+  view.setUint32(12, fields.sequence, true);
+  view.setBigUint64(16, u64(fields.sampleClock, "sampleClock"), true);
+  view.setBigUint64(24, u64(fields.captureTimeNs, "captureTimeNs"), true);
+  view.setUint16(32, frameSamples, true);
+  view.setUint16(34, payload.byteLength, true);
+  if (mapping) bytes.set([mapping.streams, mapping.coupledStreams, ...mapping.table], HEADER_BYTES);
+  bytes.set(payload, headerBytes);
+  return bytes;
+}
+
+function u64(value, name) {
+  const big = typeof value === "bigint" ? value : Number.isSafeInteger(value) ? BigInt(value) : -1n;
+  if (big < 0n || big > 0xffffffffffffffffn) throw new RangeError(`${name} ${value} is not a non-negative 64-bit integer`);
+  return big;
+}

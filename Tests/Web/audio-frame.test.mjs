@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { parseAudioFrame, FrameFormatError } from "../../web/audio-frame.js";
+import { parseAudioFrame, writeAudioFrame, FrameFormatError } from "../../web/audio-frame.js";
 import { PlayoutBuffer } from "../../web/playout-buffer.js";
 
 const vectors = JSON.parse(readFileSync(new URL("../Vectors/audio-frames.json", import.meta.url)));
@@ -31,6 +31,41 @@ test("every frame vector parses as it says", () => {
       assert.deepEqual(actual, value, `${vector.name}: ${field}`);
     }
   }
+});
+
+test("every valid frame vector is written back to its bytes from the fields it parses to", () => {
+  let written = 0;
+  for (const vector of vectors.frames) {
+    if (vector.error) continue;
+    const bytes = Uint8Array.from(Buffer.from(vector.hex, "hex"));
+    const frame = parseAudioFrame(bytes);
+    const again = writeAudioFrame(frame, frame.payload);
+    assert.equal(Buffer.from(again).toString("hex"), vector.hex, vector.name);
+    written++;
+  }
+  assert.ok(written >= 10);
+});
+
+test("the writer refuses what the parser would refuse", () => {
+  const good = { channels: 1, sequence: 0, sampleClock: 0, captureTimeNs: 0 };
+  const payload = new Uint8Array([0xf8]);
+  assert.equal(parseAudioFrame(writeAudioFrame(good, payload)).channels, 1);
+  const bad = [
+    [{ ...good, channels: 3 }, payload],
+    [{ ...good, sequence: 2 ** 32 }, payload],
+    [{ ...good, sequence: -1 }, payload],
+    [{ ...good, sampleClock: -1 }, payload],
+    [{ ...good, captureTimeNs: 2 ** 64 }, payload],
+    [{ ...good, captureTimeNs: 1.5 }, payload],
+    [{ ...good, frameSamples: 500 }, payload],
+    [{ ...good, sampleRate: 44100 }, payload],
+    [{ ...good, flags: 256 }, payload],
+    [good, new Uint8Array(0)],
+    [good, new Uint8Array(1276)],
+    [good, [0xf8]],
+    [{ ...good, channels: 2, mapping: { streams: 1, coupledStreams: 2, table: [0, 1] } }, payload],
+  ];
+  for (const [fields, bytes] of bad) assert.throws(() => writeAudioFrame(fields, bytes), RangeError, JSON.stringify(fields));
 });
 
 test("an ArrayBuffer is read like its bytes", () => {

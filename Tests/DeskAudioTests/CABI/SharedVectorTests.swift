@@ -84,6 +84,27 @@ import Testing
         }
     }
 
+    /// The writer's rules are the parser's: every frame vector that parses is written back to
+    /// its bytes (as web/audio-frame.js's writer is, Tests/Web/audio-frame.test.mjs).
+    @Test func everyValidFrameVectorIsWrittenBackToItsBytes() throws {
+        var written = 0
+        for vector in Self.vectors["frames"] as! [[String: Any]] where vector["error"] == nil {
+            let bytes = Self.bytes(vector["hex"] as! String)
+            let again = try bytes.withUnsafeBytes { raw in
+                let frame = try AudioFrameParser.parse(raw)
+                var out = [UInt8](repeating: 0, count: raw.count)
+                out.withUnsafeMutableBytes { buffer in
+                    AudioFrameWriter.write(frame.header, into: buffer)
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[frame.header.headerByteCount...]).copyMemory(from: frame.payload)
+                }
+                return out
+            }
+            #expect(again == bytes, "\(vector["name"] as! String)")
+            written += 1
+        }
+        #expect(written >= 10)
+    }
+
     @Test func everyStreamVectorCountsLossAndGapsAsItSays() throws {
         let template = try ReceivingThroughCABITests.encodedTone(frames: 1)[0]
         for vector in Self.vectors["streams"] as! [[String: Any]] {
