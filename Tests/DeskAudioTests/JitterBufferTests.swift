@@ -255,12 +255,52 @@ import Testing
             #expect(
                 (error as? DeskAudioError)?.message
                     == "a frame of 960 samples, 2 channels at 48000 Hz, version 1: the jitter buffer plays 10 ms of 48 kHz "
-                    + "stereo, version 1")
+                    + "mono or stereo, version 1")
         }
         #expect(buffer.counters.framesReceived == 1 && buffer.bufferedFrames == 1)
         try sent[0].bytes.withUnsafeBytes { try buffer.insert($0, arrivalNs: 3) }
         #expect(buffer.counters.framesLate == 1, "a frame held twice is dropped")
         try sent[1].bytes.withUnsafeBytes { try buffer.insert($0, arrivalNs: 4) }
         #expect(buffer.bufferedFrames == 2)
+    }
+
+    /// A viewer's browser sends mono by default: its frames play on both channels, at the
+    /// tone's level, with none concealed.
+    @Test func monoFramesArePlayedOnBothChannels() throws {
+        let encoder = try OpusFrameEncoder(layout: .mono, complexity: 0)
+        let tone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.25, frames: 48_000)
+        var packets: [Packet] = []
+        var packet = [UInt8](repeating: 0, count: OpusFrameEncoder.maxPacketBytes)
+        for index in 0..<200 {
+            let start = (index % 100) * AudioFormat.frameFloats
+            let mono = stride(from: start, to: start + AudioFormat.frameFloats, by: 2).map { tone[$0] }
+            let length = try mono.withUnsafeBufferPointer { samples in
+                try packet.withUnsafeMutableBufferPointer { try encoder.encode(samples, into: $0) }
+            }
+            let header = AudioFrameHeader(
+                flags: .mic, channels: 1, sequence: UInt32(index), sampleClock: UInt64(index * 480),
+                captureTimeNs: UInt64(index) * 10_000_000, payloadLength: UInt16(length))
+            var bytes = [UInt8](repeating: 0, count: AudioFrameHeader.byteCount + length)
+            bytes.withUnsafeMutableBytes { AudioFrameWriter.write(header, into: $0) }
+            bytes.replaceSubrange(AudioFrameHeader.byteCount..., with: packet[..<length])
+            packets.append(Packet(bytes: bytes, arrivalNs: 1_000_000_000 + UInt64(index) * 10_000_000))
+        }
+        let buffer = try JitterBuffer()
+        var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
+        var left: [Float] = []
+        var right: [Float] = []
+        for (index, packet) in packets.enumerated() {
+            try packet.bytes.withUnsafeBytes { try buffer.insert($0, arrivalNs: packet.arrivalNs) }
+            _ = output.withUnsafeMutableBufferPointer { buffer.pull(into: $0, nowNs: packet.arrivalNs + 1) }
+            guard index >= 20 else { continue }
+            for sample in stride(from: 0, to: AudioFormat.frameFloats, by: 2) {
+                left.append(output[sample])
+                right.append(output[sample + 1])
+            }
+        }
+        #expect(left == right)
+        let level = SignalAnalysis.rmsDecibels(left)
+        #expect(abs(level - Self.toneLevel) < 0.5, "level \(level) dBFS, the tone \(Self.toneLevel)")
+        #expect(buffer.counters.framesConcealed == 0)
     }
 }

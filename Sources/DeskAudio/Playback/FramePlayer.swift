@@ -147,7 +147,7 @@ public final class FramePlayer: Sendable {
 
     /// Any thread: one AudioFrame as it arrived (now). Throws what
     /// `JitterBuffer.playableFrame` throws (the parser's error, or `.notSupported` for a frame
-    /// that is not 10 ms of 48 kHz stereo) and takes nothing; returns false when it was
+    /// that is not 10 ms of 48 kHz mono or stereo) and takes nothing; returns false when it was
     /// dropped because 640 ms are already waiting.
     @discardableResult
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(DeskAudioError) -> Bool {

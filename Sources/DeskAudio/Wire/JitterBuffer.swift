@@ -102,7 +102,7 @@ public final class JitterBuffer {
 
     /// Takes one AudioFrame that arrived at `arrivalNs` (CLOCK_MONOTONIC of this machine).
     /// Throws `.invalidFrame` for bytes that are not an AudioFrame and `.notSupported` for a
-    /// frame that is not 10 ms of 48 kHz stereo; the buffer is then unchanged. A frame whose
+    /// frame that is not 10 ms of 48 kHz mono or stereo; the buffer is then unchanged. A frame whose
     /// time to play has passed, or one already held, is counted late and dropped.
     public func insert(_ bytes: UnsafeRawBufferPointer, arrivalNs: UInt64) throws(DeskAudioError) {
         let frame = try JitterBuffer.playableFrame(bytes)
@@ -135,19 +135,20 @@ public final class JitterBuffer {
         noteTransit(Int64(bitPattern: arrivalNs &- header.captureTimeNs))
     }
 
-    /// `bytes` parsed, if they are an AudioFrame the buffer can play: 10 ms of 48 kHz stereo.
+    /// `bytes` parsed, if they are an AudioFrame the buffer can play: 10 ms of 48 kHz mono or
+    /// stereo (mono is played on both channels).
     /// Throws `.invalidFrame` (the parser's reason) or `.notSupported`. Touches no state: a
     /// feeder may check a frame before handing it over to the buffer's thread.
     public static func playableFrame(_ bytes: UnsafeRawBufferPointer) throws(DeskAudioError) -> AudioFrameParser.Frame {
         let frame: AudioFrameParser.Frame
         do { frame = try AudioFrameParser.parse(bytes) } catch { throw .invalidFrame(error) }
         let header = frame.header  // (the parser has checked the rate: 48 kHz)
-        guard Int(header.frameSamples) == AudioFormat.frameSamples, Int(header.channels) == AudioFormat.channels,
+        guard Int(header.frameSamples) == AudioFormat.frameSamples, header.channels == 1 || header.channels == 2,
             header.mapping == nil
         else {
             throw .notSupported(
                 "a frame of \(header.frameSamples) samples, \(header.channels) channels at \(header.sampleRate) Hz, "
-                    + "version \(header.version): the jitter buffer plays 10 ms of 48 kHz stereo, version 1")
+                    + "version \(header.version): the jitter buffer plays 10 ms of 48 kHz mono or stereo, version 1")
         }
         return frame
     }
