@@ -303,4 +303,21 @@ import Testing
         #expect(abs(level - Self.toneLevel) < 0.5, "level \(level) dBFS, the tone \(Self.toneLevel)")
         #expect(buffer.counters.framesConcealed == 0)
     }
+
+    /// A sender that starts over (a viewer's page reloaded: sequence 0 again) is a new stream,
+    /// not 5 000 late frames.
+    @Test func aSenderStartingOverIsPlayedAtOnceNotCountedLate() throws {
+        var packets = Self.network(try Self.send(300), jitterMs: 0, loss: 0)
+        for index in packets.indices {
+            let sequence = UInt32(index < 150 ? 5_000 + index : index - 150)
+            withUnsafeBytes(of: sequence.littleEndian) {
+                packets[index].bytes.replaceSubrange(
+                    AudioFrameHeader.Offset.sequence..<(AudioFrameHeader.Offset.sequence + 4), with: $0)
+            }
+        }
+        let (_, played, counters, _) = try Self.play(packets, ticks: 310)
+        #expect(counters.framesLate == 0)
+        #expect(counters.framesPlayed >= 295, "played \(counters.framesPlayed) of 300")
+        #expect(played.contains { if case .frame(149, _) = $0 { true } else { false } }, "the new stream's last frame played")
+    }
 }

@@ -58,6 +58,7 @@ public final class FramePlayer: Sendable {
     // delay percentiles, its target and the level played.
     private let published = LockedValue((counters: JitterBuffer.Counters(), p50: 0, p99: 0))
     private let target = Atomic<Int>(2)
+    private let newStream = Atomic<Bool>(false)
     private let level = PublishedLevel()
     // The stream on the server; its render closure alone holds the playout state.
     private let stream = LockOwned<FrameOutput?>(nil)
@@ -99,6 +100,7 @@ public final class FramePlayer: Sendable {
             }
         let playout = try Playout()
         let render: (UnsafeMutableBufferPointer<Float>) -> Void = { [unowned self] output in
+            if newStream.exchange(false, ordering: .acquiring) { playout.startNewStream() }
             playout.render(into: output, from: inbox)
             target.store(playout.buffer.targetFrames, ordering: .relaxed)
             // A lock the host's stats call may hold: tried, never waited for.
@@ -157,6 +159,12 @@ public final class FramePlayer: Sendable {
         return true
     }
 
+    /// Any thread: the frames fed from now on are a new stream (another sender, or the same
+    /// one started over): what the jitter buffer holds is forgotten before they play.
+    public func startNewStream() {
+        newStream.store(true, ordering: .releasing)
+    }
+
     /// Counts so far.
     public var stats: Stats {
         let now = published.withLock { $0 }
@@ -186,6 +194,12 @@ private final class Playout {
     deinit {
         carry.deallocate()
         delays.deallocate()
+    }
+
+    /// Forgets what the jitter buffer holds and what a pull left over: a new stream begins.
+    func startNewStream() {
+        buffer.reset()
+        carried = 0
     }
 
     /// Fills `output` (interleaved stereo) from the jitter buffer, 10 ms pulled at a time,

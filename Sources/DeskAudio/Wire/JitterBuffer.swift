@@ -103,18 +103,21 @@ public final class JitterBuffer {
     /// Takes one AudioFrame that arrived at `arrivalNs` (CLOCK_MONOTONIC of this machine).
     /// Throws `.invalidFrame` for bytes that are not an AudioFrame and `.notSupported` for a
     /// frame that is not 10 ms of 48 kHz mono or stereo; the buffer is then unchanged. A frame whose
-    /// time to play has passed, or one already held, is counted late and dropped.
+    /// time to play has passed, or one already held, is counted late and dropped; one further
+    /// from the next to play than the buffer holds, either way, starts the stream again (the
+    /// sender started over).
     public func insert(_ bytes: UnsafeRawBufferPointer, arrivalNs: UInt64) throws(DeskAudioError) {
         let frame = try JitterBuffer.playableFrame(bytes)
         let header = frame.header
         let sequence = header.sequence
         if let next {
             let ahead = Int(Int32(bitPattern: sequence &- next))
-            if ahead < 0 {
+            if ahead >= JitterBuffer.capacity || ahead <= -JitterBuffer.capacity {
+                restart(at: sequence)  // further off than the buffer holds: the sender started over
+            } else if ahead < 0 {
                 counters.framesLate += 1
                 return
             }
-            if ahead >= JitterBuffer.capacity { restart(at: sequence) }  // the sender started over
         } else {
             restart(at: sequence)
         }
