@@ -1476,7 +1476,7 @@ typedef struct deskaudio_decoder_stats {
 typedef struct deskaudio_remote_mic_stats {
     /** Frames fed and taken. */
     uint64_t frames_fed;
-    /** Frames dropped on feeding because 640 ms were already waiting (nothing recorded them). */
+    /** Frames dropped on feeding: no application recorded from the microphone then, or 640 ms were already waiting. */
     uint64_t frames_refused;
     /** Frames played as decoded. */
     uint64_t frames_played;
@@ -1633,8 +1633,8 @@ DESKAUDIO_EXPORT void deskaudio_remote_mic_destroy(deskaudio_remote_mic *microph
 
 /**
  * Feeds one AudioFrame (`len` bytes) as it arrived from the network, from any thread; it
- * plays after the jitter buffer's delay. DESKAUDIO_OK (also when it was dropped because
- * 640 ms already wait: the stats count it), a DESKAUDIO_ERROR_FRAME_* code for bytes that
+ * plays after the jitter buffer's delay. DESKAUDIO_OK (also when it was dropped because no
+ * application records from the microphone now, or 640 ms already wait: the stats count it), a DESKAUDIO_ERROR_FRAME_* code for bytes that
  * are not an AudioFrame, DESKAUDIO_ERROR_NOT_SUPPORTED for a frame that is not 10 ms of
  * 48 kHz mono or stereo (mono plays on both channels), DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers; a refused frame changes
  * nothing. Allocates nothing, and never waits for the audio server's thread.

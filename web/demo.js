@@ -1,12 +1,19 @@
 // The page `deskaudio serve --web` serves: the frames from its WebSocket into the player, a
 // level meter and the player's stats. It reports the stats back over the socket once a
-// second (the server prints them: that is how its tests read the browser's side).
+// second (the server prints them: that is how its tests read the browser's side). When the
+// server takes a microphone (`serve --remote-mic`), a button sends the browser's microphone
+// back on the same socket.
 import { AudioFramePlayer } from "./deskaudio-player.js";
+import { AudioFrameMicrophone } from "./deskaudio-mic.js";
 
 const status = document.getElementById("status");
 const listen = document.getElementById("listen");
 const level = document.getElementById("level");
 const table = document.getElementById("stats");
+const microphoneButton = document.getElementById("microphone");
+const muteButton = document.getElementById("mute");
+const microphoneStatus = document.getElementById("microphone-status");
+const parameters = new URLSearchParams(location.search);
 
 const SHOWN = [
   ["delay now (ms)", "delayMs"],
@@ -40,7 +47,7 @@ try {
 // ?pilot=HZ: a quiet sine of that frequency (−43 dBFS) beside the stream, rendered by the
 // browser itself: a recording of the browser's output then shows where the browser's own
 // output stalled (a hole in the pilot), apart from anything in the stream (the web tests use it).
-const pilotHz = Number(new URLSearchParams(location.search).get("pilot"));
+const pilotHz = Number(parameters.get("pilot"));
 if (pilotHz > 0 && pilotHz < 20000) {
   const pilot = new OscillatorNode(player.context, { frequency: pilotHz });
   pilot.connect(new GainNode(player.context, { gain: 0.01 })).connect(player.context.destination);
@@ -67,9 +74,70 @@ player.onstats = (stats) => {
   );
 };
 
+// The microphone, while on; the socket it sends on is whichever is open now.
+let microphone = null;
+let socket = null;
+
+function showMicrophone(text) {
+  microphoneStatus.hidden = false;
+  microphoneStatus.textContent = text;
+}
+
+// ?mic=on: the microphone starts with the page (where the browser grants it without a click);
+// ?micProcessing=off: without the browser's echo cancellation, noise suppression and gain
+// control (the web tests play a tone into it and measure its level on the host);
+// ?micRead=worklet: read it through the AudioContext even where the track can be read as captured.
+async function startMicrophone() {
+  const processing = parameters.get("micProcessing") !== "off";
+  try {
+    microphone = await AudioFrameMicrophone.create({
+      context: player.context,
+      echoCancellation: processing,
+      noiseSuppression: processing,
+      autoGainControl: processing,
+      readFrom: parameters.get("micRead") === "worklet" ? "worklet" : "track",
+      send: (bytes) => socket?.readyState === WebSocket.OPEN && socket.send(bytes),
+    });
+  } catch (error) {
+    showMicrophone(`No microphone: ${error.message}`);
+    return;
+  }
+  microphone.onerror = (error) => {
+    stopMicrophone();
+    showMicrophone(`The microphone stopped: ${error.message}`);
+  };
+  microphoneButton.textContent = "Microphone off";
+  muteButton.hidden = false;
+  showMicrophone("Sending the microphone");
+}
+
+function stopMicrophone() {
+  microphone?.close();
+  microphone = null;
+  if (socket?.readyState === WebSocket.OPEN) socket.send("microphone off");
+  microphoneButton.textContent = "Microphone on";
+  muteButton.hidden = true;
+  muteButton.textContent = "Mute";
+  showMicrophone("Microphone off");
+}
+
+microphoneButton.onclick = async () => {
+  if (microphone) return stopMicrophone();
+  if (!player.running) await player.resume();
+  await startMicrophone();
+};
+
+muteButton.onclick = () => {
+  if (!microphone) return;
+  if (microphone.muted) microphone.unmute();
+  else microphone.mute();
+  muteButton.textContent = microphone.muted ? "Unmute" : "Mute";
+};
+
 function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}/frames`);
+  socket = new WebSocket(`${scheme}://${location.host}/frames`);
+  const current = socket;
   socket.binaryType = "arraybuffer";
   let report = null;
   let acknowledge = null;
@@ -78,15 +146,32 @@ function connect() {
     status.textContent = player.running ? "Playing" : "Connected: press Listen";
     // The newest frame that arrived, 4 times a second: the server stops sending to a browser
     // that falls behind.
-    acknowledge = setInterval(() => newest !== null && socket.send(`received ${newest}`), 250);
+    acknowledge = setInterval(() => newest !== null && current.send(`received ${newest}`), 250);
     report = setInterval(() => {
       const stats = player.stats;
-      socket.send(JSON.stringify({ type: "stats", running: player.running, ...stats }));
+      const sent = microphone ? microphone.stats : {};
+      current.send(JSON.stringify({
+        type: "stats", running: player.running, ...stats,
+        micFramesIn: sent.framesIn, micFramesSent: sent.framesSent, micFramesHeld: sent.framesHeld,
+        micPacketsUnmatched: sent.packetsUnmatched, micEncodeQueue: sent.encodeQueueSize,
+        micReadFrom: sent.readFrom, micInputHoles: sent.inputHoles,
+      }));
       if (player.running) status.textContent = "Playing";
     }, 1000);
   };
   socket.onmessage = (event) => {
-    if (typeof event.data === "string") return;
+    if (typeof event.data === "string") {
+      // The server's hello: it takes a microphone.
+      let hello = null;
+      try {
+        hello = JSON.parse(event.data);
+      } catch {}
+      if (hello?.type === "server" && hello.microphone) {
+        microphoneButton.hidden = false;
+        if (parameters.get("mic") === "on" && !microphone) startMicrophone();
+      }
+      return;
+    }
     try {
       const { sequence } = player.push(new Uint8Array(event.data));
       if (newest === null || ((sequence - newest) >>> 0) < 0x80000000) newest = sequence;

@@ -1,9 +1,11 @@
 // DeskAudio's browser microphone: the viewer's voice as AudioFrames, for any transport the
 // viewer has (the same WebSocket as the player's, a WebRTC data channel, WebTransport). It
-// takes the microphone with getUserMedia, cuts it into 10 ms frames in an AudioWorklet
-// (./mic-worklet.js), encodes them with WebCodecs' AudioEncoder (Opus, 48 kHz) and writes
-// AudioFrames by the library's rules (./mic-sender.js, ./audio-frame.js). See docs/web-player.md.
-import { MicrophoneSender, FRAME_SAMPLES } from "./mic-sender.js";
+// takes the microphone with getUserMedia, reads it as the browser captured it (a
+// MediaStreamTrackProcessor where there is one and the track runs at 48 kHz; else an
+// AudioWorklet, ./mic-worklet.js, which crosses into the output's clock), cuts it into 10 ms
+// frames, encodes them with WebCodecs' AudioEncoder (Opus, 48 kHz) and writes AudioFrames by
+// the library's rules (./mic-sender.js, ./audio-frame.js). See docs/web-player.md.
+import { MicrophoneSender, FrameCutter, FRAME_SAMPLES } from "./mic-sender.js";
 
 const SAMPLE_RATE = 48000;
 
@@ -30,8 +32,9 @@ export class AudioFrameMicrophone {
    * `echoCancellation`, `noiseSuppression`, `autoGainControl` (the browser's, true by
    * default), `deviceId`, `channels` (1 or 2, default 1), `bitrate` (bits/s, default 32000),
    * `application` ("lowdelay", "voip" or "audio", default "lowdelay" as the library's
-   * encoder), `context` (an AudioContext at 48 kHz to run in, the player's for one; default
-   * a new one). Rejects with a MicrophoneError.
+   * encoder), `readFrom` ("track", the default where the browser can: as captured; or
+   * "worklet": through an AudioContext), `context` (an AudioContext at 48 kHz for the
+   * worklet to run in, the player's for one; default a new one). Rejects with a MicrophoneError.
    */
   static async create(options = {}) {
     if (typeof options.send !== "function") throw new TypeError("options.send must be a function taking the frames' bytes");
@@ -78,10 +81,13 @@ export class AudioFrameMicrophone {
     } catch (error) {
       throw openingError(error);
     }
-    const ownContext = !options.context;
-    const context = options.context ?? new AudioContext({ sampleRate: SAMPLE_RATE, latencyHint: 0 });
+    const [track] = stream.getAudioTracks();
+    const direct = options.readFrom !== "worklet" && typeof MediaStreamTrackProcessor !== "undefined"
+      && track.getSettings().sampleRate === SAMPLE_RATE;
+    const ownContext = !direct && !options.context;
+    const context = direct ? null : (options.context ?? new AudioContext({ sampleRate: SAMPLE_RATE, latencyHint: 0 }));
     try {
-      await context.audioWorklet.addModule(new URL("./mic-worklet.js", import.meta.url));
+      if (context) await context.audioWorklet.addModule(new URL("./mic-worklet.js", import.meta.url));
       return new AudioFrameMicrophone(context, ownContext, stream, config, options.send);
     } catch (error) {
       for (const track of stream.getTracks()) track.stop();
@@ -91,7 +97,7 @@ export class AudioFrameMicrophone {
   }
 
   constructor(context, ownContext, stream, config, send) {
-    /** The AudioContext the microphone runs in. */
+    /** The AudioContext the microphone runs in (null where it is read from the track itself). */
     this.context = context;
     /** The getUserMedia stream (its track's getSettings() say what the browser applied). */
     this.stream = stream;
@@ -123,21 +129,52 @@ export class AudioFrameMicrophone {
         data.close();
       },
     });
-    this.source = new MediaStreamAudioSourceNode(context, { mediaStream: stream });
-    this.node = new AudioWorkletNode(context, "deskaudio-microphone", {
-      numberOfInputs: 1,
-      numberOfOutputs: 0,
-      channelCount: channels,
-      channelCountMode: "explicit",
-      channelInterpretation: "speakers",
-      processorOptions: { channels },
-    });
-    this.node.port.onmessage = (event) => {
-      if (!this.closed && this.encoder.state === "configured") this.sender.push(event.data);
-    };
-    this.source.connect(this.node);
     const [track] = stream.getAudioTracks();
     track.onended = () => this.fail(new MicrophoneError("ended", "the microphone went away"));
+    this.cutter = null;
+    if (context) {
+      this.source = new MediaStreamAudioSourceNode(context, { mediaStream: stream });
+      this.node = new AudioWorkletNode(context, "deskaudio-microphone", {
+        numberOfInputs: 1,
+        numberOfOutputs: 0,
+        channelCount: channels,
+        channelCountMode: "explicit",
+        channelInterpretation: "speakers",
+        processorOptions: { channels },
+      });
+      this.node.port.onmessage = (event) => this.take(event.data);
+      this.source.connect(this.node);
+    } else {
+      // The track's own chunks, as captured, kept up to 0.5 s while the page is busy.
+      this.cutter = new FrameCutter(channels, (pcm) => this.take(pcm));
+      this.read(new MediaStreamTrackProcessor({ track, maxBufferSize: 50 }).readable.getReader());
+    }
+  }
+
+  take(pcm) {
+    if (!this.closed && this.encoder.state === "configured") this.sender.push(pcm);
+  }
+
+  async read(reader) {
+    this.reader = reader;
+    const planes = [];
+    for (;;) {
+      let chunk;
+      try {
+        chunk = (await reader.read()).value;
+      } catch {
+        chunk = undefined;
+      }
+      if (!chunk) return; // the track ended or close() cancelled the reader
+      const count = chunk.numberOfFrames;
+      for (let plane = 0; plane < Math.min(2, chunk.numberOfChannels); plane++) {
+        if (!planes[plane] || planes[plane].length < count) planes[plane] = new Float32Array(count);
+        chunk.copyTo(planes[plane], { planeIndex: plane, format: "f32-planar", frameCount: count });
+      }
+      planes.length = Math.min(2, chunk.numberOfChannels);
+      chunk.close();
+      if (!this.closed) this.cutter.push(planes.map((plane) => plane.subarray(0, count)), count);
+    }
   }
 
   /** True while muted. */
@@ -157,11 +194,15 @@ export class AudioFrameMicrophone {
   }
 
   /** What was sent: frames in from the microphone, encoded, sent, held back by the gate or
-   * mute; the encoder's queue; the processing the browser applied. */
+   * mute; the encoder's queue; the processing the browser applied; how the microphone is
+   * read ("track": as captured, "worklet": through the AudioContext) and, read as captured,
+   * the holes in it (runs of 64 exact zeros or more inside sound: the browser's capture fell behind). */
   get stats() {
     const settings = this.stream.getAudioTracks()[0]?.getSettings() ?? {};
     return {
       ...this.sender.counts,
+      readFrom: this.cutter ? "track" : "worklet",
+      inputHoles: this.cutter ? this.cutter.inputHoles : null,
       muted: this.muted,
       encodeQueueSize: this.encoder.state === "configured" ? this.encoder.encodeQueueSize : 0,
       echoCancellation: settings.echoCancellation,
@@ -174,9 +215,12 @@ export class AudioFrameMicrophone {
   close() {
     if (this.closed) return;
     this.closed = true;
-    this.node.port.postMessage("stop");
-    this.node.port.onmessage = null;
-    this.source.disconnect();
+    if (this.node) {
+      this.node.port.postMessage("stop");
+      this.node.port.onmessage = null;
+      this.source.disconnect();
+    }
+    this.reader?.cancel().catch(() => {});
     for (const track of this.stream.getTracks()) track.stop();
     if (this.encoder.state !== "closed") this.encoder.close();
     if (this.ownContext) this.context.close();

@@ -59,6 +59,22 @@ export interface AudioFrame {
 /** Reads one AudioFrame; throws FrameFormatError as the C parser would fail. */
 export declare function parseAudioFrame(bytes: Uint8Array | ArrayBuffer): AudioFrame;
 
+/** The fields `writeAudioFrame` lays out (defaults: flags 0, codec 1 or 2 with a mapping, 48000 Hz, 480 samples). */
+export interface AudioFrameFields {
+  channels: number;
+  sequence: number;
+  sampleClock: bigint | number;
+  captureTimeNs: bigint | number;
+  flags?: number;
+  codec?: number;
+  sampleRate?: number;
+  frameSamples?: number;
+  mapping?: ChannelMapping | null;
+}
+
+/** Writes one AudioFrame (version 1, or 2 with a mapping) as the library's writer does; throws RangeError for what the parser would refuse. (From audio-frame.js.) */
+export declare function writeAudioFrame(fields: AudioFrameFields, payload: Uint8Array): Uint8Array;
+
 /** What the player reports about 4 times a second. */
 export interface PlayerStats {
   framesReceived: number;

@@ -12,6 +12,65 @@ export const ZERO_FRAMES_SENT = 800;
  * and jitter buffer end on silence, not on a cut. */
 export const MUTE_FRAMES_SENT = 3;
 
+/** Exact zeros in a row, inside sound, that count as a hole in what the browser captured. */
+export const INPUT_HOLE_SAMPLES = 64;
+
+/**
+ * Cuts audio that comes in chunks of any length (WebCodecs AudioData from a track) into
+ * frames of FRAME_SAMPLES per channel, planar, mixed to `channels` (two to one: their mean;
+ * one to two: copied), handed to `frame(pcm)`. Counts the holes in what came: runs of at
+ * least INPUT_HOLE_SAMPLES exact zeros between sound (the browser's capture fell behind).
+ */
+export class FrameCutter {
+  constructor(channels, frame) {
+    this.channels = channels;
+    this.frame = frame;
+    this.pcm = new Float32Array(FRAME_SAMPLES * channels);
+    this.filled = 0;
+    this.zeroRun = 0;
+    this.heardSound = false;
+    this.inputHoles = 0;
+  }
+
+  /** One chunk: `planes` (one Float32Array per channel it has, each `count` samples long). */
+  push(planes, count) {
+    let done = 0;
+    while (done < count) {
+      const take = Math.min(count - done, FRAME_SAMPLES - this.filled);
+      for (let index = 0; index < take; index++) {
+        const at = done + index;
+        const left = planes[0][at];
+        const right = planes.length > 1 ? planes[1][at] : left;
+        this.noteSample(left !== 0 || right !== 0);
+        if (this.channels === 1) {
+          this.pcm[this.filled + index] = planes.length > 1 ? (left + right) / 2 : left;
+        } else {
+          this.pcm[this.filled + index] = left;
+          this.pcm[FRAME_SAMPLES + this.filled + index] = right;
+        }
+      }
+      this.filled += take;
+      done += take;
+      if (this.filled === FRAME_SAMPLES) {
+        const full = this.pcm;
+        this.pcm = new Float32Array(FRAME_SAMPLES * this.channels);
+        this.filled = 0;
+        this.frame(full);
+      }
+    }
+  }
+
+  noteSample(sound) {
+    if (!sound) {
+      this.zeroRun++;
+      return;
+    }
+    if (this.heardSound && this.zeroRun >= INPUT_HOLE_SAMPLES) this.inputHoles++;
+    this.heardSound = true;
+    this.zeroRun = 0;
+  }
+}
+
 /**
  * Frames in, AudioFrames out. `encode(frame)` is handed each frame to send
  * ({ pcm: Float32Array planar, sampleClock, timestampUs }) and later gives its packet back to
@@ -30,7 +89,7 @@ export class MicrophoneSender {
     this.muted = false;
     this.mutedRun = 0;
     this.held = false; // the gate (or mute) is holding frames back
-    this.pending = new Map(); // timestampUs -> flags, frames at the encoder
+    this.pending = []; // { sampleClock, flags } of the frames at the encoder, oldest first
     this.counts = { framesIn: 0, framesEncoded: 0, framesSent: 0, framesHeld: 0, packetsUnmatched: 0 };
   }
 
@@ -74,21 +133,22 @@ export class MicrophoneSender {
     const flags = Flags.MIC | (this.held ? Flags.AFTER_GAP : 0);
     this.held = false;
     const timestampUs = (sampleClock * 1000) / 48;
-    this.pending.set(timestampUs, flags);
+    this.pending.push({ sampleClock, flags });
     this.counts.framesEncoded++;
     this.encode({ pcm, sampleClock, timestampUs });
   }
 
-  /** The encoder's packet for the frame at `timestampUs`: sent as the next AudioFrame. A
-   * packet for no frame given to encode() (an encoder's flush) is counted and dropped. */
-  packet(timestampUs, bytes) {
-    const flags = this.pending.get(timestampUs);
-    if (flags === undefined) {
+  /** The encoder's next packet: it codes the oldest frame given to encode() and not yet
+   * answered (an encoder answers in order, one packet a frame; its timestamps are its own
+   * count and part from ours, docs/reliability.md R-WEB-ENC-TS). Sent as the next AudioFrame. A
+   * packet with no frame waiting (an encoder's flush) is counted and dropped. */
+  packet(_timestampUs, bytes) {
+    const next = this.pending.shift();
+    if (next === undefined) {
       this.counts.packetsUnmatched++;
       return;
     }
-    this.pending.delete(timestampUs);
-    const sampleClock = Math.round((timestampUs * 48) / 1000);
+    const { sampleClock, flags } = next;
     const frame = writeAudioFrame(
       {
         flags,

@@ -76,8 +76,8 @@ public func deskaudio_remote_mic_destroy(_ microphone: deskaudio_remote_mic?) {
 }
 
 /// Feeds one AudioFrame (`len` bytes) as it arrived from the network, from any thread; it
-/// plays after the jitter buffer's delay. DESKAUDIO_OK (also when it was dropped because
-/// 640 ms already wait: the stats count it), a DESKAUDIO_ERROR_FRAME_* code for bytes that
+/// plays after the jitter buffer's delay. DESKAUDIO_OK (also when it was dropped because no
+/// application records from the microphone now, or 640 ms already wait: the stats count it), a DESKAUDIO_ERROR_FRAME_* code for bytes that
 /// are not an AudioFrame, DESKAUDIO_ERROR_NOT_SUPPORTED for a frame that is not 10 ms of
 /// 48 kHz mono or stereo (mono plays on both channels), DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL pointers; a refused frame changes
 /// nothing. Allocates nothing, and never waits for the audio server's thread.

@@ -11,7 +11,6 @@ silence and return, sink-to-sink latency; the same through a lossy, jittery rela
 runs in the browser; three browsers with one stalled; and bad clients against the server.
 docs/web-player.md lists what each scenario checks.
 """
-import base64
 import functools
 import http.server
 import json
@@ -28,30 +27,17 @@ import time
 import numpy as np
 
 from frame_relay import FrameRelay
-from report import record
 from signals import (BLOCK, block_levels, block_levels_without, clear_of, dropouts, frequency, onset, pilot_breaks,
                      pilot_holes, pilot_levels, sink_to_sink, spans, tone_shift, zero_runs)
 from stamped_recorder import StampedRecorder
-from web_rig import RATE, Browser, Serve, bursts, play, rig_arguments, rig_environment, silence, tone
+from microphone_scenario import browser_microphone
+from verdicts import check, failures, measure
+from web_rig import (RATE, Browser, Serve, bursts, masked, play, read_some, rig_arguments, rig_environment, silence,
+                     tone, websocket_handshake)
 
 BLOCK = 480  # 10 ms
 PILOT_HZ = 6000  # demo.js's ?pilot= tone, a sine at 0.01 (-43 dBFS) the page renders beside the stream
 TONE_DBFS = 20 * np.log10(0.5 / np.sqrt(2))  # a 0.5-amplitude sine: -9.03 dBFS RMS
-failures = []
-
-
-def check(condition, text):
-    print(("ok    " if condition else "FAIL  ") + text, flush=True)
-    if not condition:
-        failures.append(text)
-
-
-def measure(figure, value, unit, at_most, text=""):
-    """A figure a loaded machine bends: into the measurement report (report.py), failed only past
-    its gross budget `at_most`, stated at the call."""
-    check(record("browser_test.py", figure, value, unit, at_most), f"{figure}: {value:.1f} {unit} (gross budget {at_most}) {text}")
-
-
 def report_latency(path, latencies, missed, player_stats):
     p50, p99 = (np.percentile(latencies, [50, 99]) if latencies else (float("nan"),) * 2)
     if latencies:
@@ -568,35 +554,6 @@ def batched(deskaudio, host, browser_env, work):
                 f"target + 50)")
 
 
-def websocket_handshake(address, path="/frames"):
-    host, port = address.rsplit(":", 1)
-    connection = socket.create_connection((host, int(port)), timeout=5)
-    key = base64.b64encode(os.urandom(16)).decode()
-    connection.sendall((f"GET {path} HTTP/1.1\r\nHost: {address}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    return connection
-
-
-def read_some(connection, limit=65536):
-    try:
-        return connection.recv(limit)
-    except (socket.timeout, ConnectionError):
-        return b""
-
-
-def masked(opcode, payload, fin=True):
-    header = bytes([(0x80 if fin else 0) | opcode])
-    length = len(payload)
-    if length < 126:
-        header += bytes([0x80 | length])
-    elif length < 65536:
-        header += bytes([0x80 | 126]) + length.to_bytes(2, "big")
-    else:
-        header += bytes([0x80 | 127]) + length.to_bytes(8, "big")
-    mask = os.urandom(4)
-    return header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-
-
 def bad_clients(deskaudio, host, browser_env, work):
     """Garbage, oversized messages and half-closed connections, beside a playing browser."""
     serve = Serve(deskaudio, host, 120)
@@ -686,7 +643,7 @@ def bad_clients(deskaudio, host, browser_env, work):
 
 def main():
     parser = rig_arguments(__doc__)
-    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad", "batch"])
+    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad", "batch", "mic"])
     parser.add_argument("--resampling-browser-rig",
                         help="a browser rig at another rate than 48 kHz, for the formats (default: --browser-rig)")
     arguments = parser.parse_args()
@@ -695,7 +652,7 @@ def main():
     resampling = rig_environment(arguments.resampling_browser_rig or arguments.browser_rig)
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
     scenarios = {"tone": tone_and_gate, "relay": relayed, "formats": formats, "drift": drift_in_browser,
-                 "stall": stalled_browser, "bad": bad_clients, "batch": batched}
+                 "stall": stalled_browser, "bad": bad_clients, "batch": batched, "mic": browser_microphone}
     # Each scenario runs once: a failure is a bug (a figure a loaded machine bends is measured
     # against a gross budget: measure()).
     for name, scenario in scenarios.items():

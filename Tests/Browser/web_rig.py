@@ -1,10 +1,12 @@
 """The processes of the browser tests and benchmarks: `deskaudio serve --web`, headless
 Chromium, the rigs' environments and what plays into the host's sink."""
 import argparse
+import base64
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -49,7 +51,11 @@ class Serve:
     """`deskaudio serve --web 0` on the host rig; keeps each client's latest status. Options in
     $DESKAUDIO_SERVE_FLAGS are added (by hand, to compare settings: `--pipewire-quantum 64`)."""
 
-    CLIENT = re.compile(r"client (\d+) (\S+): sent (\d+) dropped (\d+)(?:  player (\{[^}]*\}))?")
+    CLIENT = re.compile(r"client (\d+) (\S+): sent (\d+) dropped (\d+)"
+                        r"(?:  mic accepted (\d+) invalid (\d+) too-fast (\d+) another-sender (\d+) early (\d+))?"
+                        r"(?:  player (\{[^}]*\}))?")
+    MICROPHONE = re.compile(r"microphone (\S+): (?:held by client (\w+), (recorded|not recorded), played (\d+) "
+                            r"concealed (\d+) inserted (\d+) late (\d+) dropped (\d+)|(not up))")
     CONNECTED = re.compile(r"^clients (\d+)  ")
     SKIPPED = re.compile(r"skipped by the server (\d+)")
     ZERO_CYCLES = re.compile(r"zero cycles from the server (\d+)")
@@ -69,6 +75,8 @@ class Serve:
         self.connected = None  # how many clients serve's latest status line counted
         self.skipped = 0  # frames' worth the server's graph moved past the capture (played as silence)
         self.zero_cycles = 0  # graph cycles of exact zeros the capture got alone inside the sound
+        self.microphone = None  # --remote-mic's latest status: {"holder": ID or None, "recorded": bool, ...}
+        self.microphone_history = []  # each of them, with its time ("at", time.monotonic())
         self.lock = threading.Lock()
         self.log = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -84,8 +92,19 @@ class Serve:
                     self.skipped = int(skipped.group(1)) if skipped else self.skipped
                     zero_cycles = self.ZERO_CYCLES.search(line)
                     self.zero_cycles = int(zero_cycles.group(1)) if zero_cycles else self.zero_cycles
-                for id, address, sent, dropped, player in self.CLIENT.findall(line):
+                microphone = self.MICROPHONE.search(line)
+                if microphone:
+                    holder = microphone.group(2)
+                    self.microphone = {"holder": int(holder) if holder and holder.isdigit() else None,
+                                       "recorded": microphone.group(3) == "recorded", "at": time.monotonic()}
+                    if holder:
+                        self.microphone.update(zip(("played", "concealed", "inserted", "late", "dropped"),
+                                                   map(int, microphone.group(4, 5, 6, 7, 8))))
+                    self.microphone_history.append(self.microphone)
+                for id, address, sent, dropped, *mic, player in self.CLIENT.findall(line):
                     entry = {"address": address, "sent": int(sent), "dropped": int(dropped)}
+                    if mic[0]:
+                        entry["mic"] = dict(zip(("accepted", "invalid", "tooFast", "anotherSender", "early"), map(int, mic)))
                     if player:
                         entry["player"] = json.loads(player)
                     self.clients[int(id)] = entry
@@ -93,6 +112,11 @@ class Serve:
     def status(self):
         with self.lock:
             return json.loads(json.dumps(self.clients))
+
+    def microphone_status(self):
+        """--remote-mic's latest status line: {"holder": client id or None, "recorded": bool}, or None."""
+        with self.lock:
+            return dict(self.microphone) if self.microphone else None
 
     def skipped_by_server(self):
         """Frames' worth of audio the host's server moved past the capture so far (each time
@@ -142,11 +166,11 @@ class Browser:
     CAP_SYS_NICE, as a desktop user's browser runs, it played a tone with a dropout the host did
     not have, once in two quiet runs, and the suite's stalls beside it stayed: so it keeps them.)"""
 
-    def __init__(self, url, environment, profile):
+    def __init__(self, url, environment, profile, flags=()):
         self.process = subprocess.Popen(
             ["chromium", "--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
              f"--user-data-dir={profile}", "--no-first-run", "--disable-background-timer-throttling",
-             "--disable-renderer-backgrounding", *os.environ.get("DESKAUDIO_CHROMIUM_FLAGS", "").split(), url],
+             "--disable-renderer-backgrounding", *flags, *os.environ.get("DESKAUDIO_CHROMIUM_FLAGS", "").split(), url],
             env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     def pause(self):
@@ -186,8 +210,8 @@ def bursts(count, interval=0.15):
                            for index in range(count)])
 
 
-def play(environment, path, *parts):
-    """Plays the concatenated `parts` (mono, ±1) to the default sink; returns the player."""
+def play(environment, path, *parts, device=None):
+    """Plays the concatenated `parts` (mono, ±1) to the default sink (or `device`); returns the player."""
     pcm = (np.concatenate(parts) * 32767).astype("<i2")
     with open(path, "wb") as file:
         stereo = np.repeat(pcm, 2).tobytes()
@@ -195,4 +219,34 @@ def play(environment, path, *parts):
         file.write((16).to_bytes(4, "little") + (1).to_bytes(2, "little") + (2).to_bytes(2, "little"))
         file.write(RATE.to_bytes(4, "little") + (RATE * 4).to_bytes(4, "little") + (4).to_bytes(2, "little"))
         file.write((16).to_bytes(2, "little") + b"data" + len(stereo).to_bytes(4, "little") + stereo)
-    return subprocess.Popen(["paplay", "--latency-msec=20", path], env=environment)
+    return subprocess.Popen(["paplay", "--latency-msec=20", *([f"--device={device}"] if device else []), path],
+                            env=environment)
+
+
+def websocket_handshake(address, path="/frames"):
+    host, port = address.rsplit(":", 1)
+    connection = socket.create_connection((host, int(port)), timeout=5)
+    key = base64.b64encode(os.urandom(16)).decode()
+    connection.sendall((f"GET {path} HTTP/1.1\r\nHost: {address}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    return connection
+
+
+def read_some(connection, limit=65536):
+    try:
+        return connection.recv(limit)
+    except (socket.timeout, ConnectionError):
+        return b""
+
+
+def masked(opcode, payload, fin=True):
+    header = bytes([(0x80 if fin else 0) | opcode])
+    length = len(payload)
+    if length < 126:
+        header += bytes([0x80 | length])
+    elif length < 65536:
+        header += bytes([0x80 | 126]) + length.to_bytes(2, "big")
+    else:
+        header += bytes([0x80 | 127]) + length.to_bytes(8, "big")
+    mask = os.urandom(4)
+    return header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))

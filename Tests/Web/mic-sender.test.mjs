@@ -15,7 +15,8 @@ function rig({ channels = 1, later = false, startTimeNs = 5_000_000_000n } = {})
     startTimeNs,
     send: (bytes) => sent.push(parseAudioFrame(bytes)),
     encode: ({ timestampUs, sampleClock }) => {
-      const packet = () => sender.packet(timestampUs, new Uint8Array([0xf8, sampleClock & 0xff]));
+      // (The encoder's own timestamp, off by 1 µs: not what pairs packets with frames.)
+      const packet = () => sender.packet(timestampUs + 1, new Uint8Array([0xf8, sampleClock & 0xff]));
       if (later) queue.push(packet);
       else packet();
     },
@@ -110,7 +111,7 @@ test("mute shorter than its silence frames: no gap, no AFTER_GAP", () => {
   assert.ok(sent.every((frame) => !frame.afterGap));
 });
 
-test("an encoder that answers late: frames still in order, each with its own clock; a packet for no frame dropped", () => {
+test("an encoder that answers late, with timestamps of its own: frames in order, each with its own clock; a packet for no frame dropped", () => {
   const { sender, sent, flush } = rig({ later: true });
   for (let index = 0; index < 5; index++) sender.push(tone());
   assert.equal(sent.length, 0);
@@ -118,7 +119,43 @@ test("an encoder that answers late: frames still in order, each with its own clo
   assert.deepEqual(sent.map((frame) => Number(frame.sampleClock)), [0, 480, 960, 1440, 1920]);
   assert.deepEqual(sent.map((frame) => frame.sequence), [0, 1, 2, 3, 4]);
   sender.packet(50_000, new Uint8Array([0xf8])); // a flush's tail: no frame of ours
-  sender.packet(0, new Uint8Array([0xf8])); // the same frame twice
+  sender.packet(0, new Uint8Array([0xf8]));
   assert.equal(sent.length, 5);
   assert.equal(sender.counts.packetsUnmatched, 2);
+});
+
+test("the cutter makes 480-sample frames of chunks of any length, mixed to the channels asked for", async () => {
+  const { FrameCutter } = await import("../../web/mic-sender.js");
+  const frames = [];
+  const mono = new FrameCutter(1, (pcm) => frames.push(pcm));
+  const left = Float32Array.from({ length: 1000 }, (_, index) => index + 1);
+  const right = Float32Array.from({ length: 1000 }, (_, index) => -(index + 1) + 2 * (index + 1)); // = left
+  for (const [start, length] of [[0, 128], [128, 333], [461, 539]]) {
+    mono.push([left.subarray(start, start + length), right.subarray(start, start + length)], length);
+  }
+  assert.equal(frames.length, 2);
+  assert.equal(frames[0].length, 480);
+  assert.equal(frames[1][0], 481);
+  assert.equal(frames[1][479], 960);
+  const stereoFrames = [];
+  const stereo = new FrameCutter(2, (pcm) => stereoFrames.push(pcm));
+  stereo.push([left], 480);
+  assert.equal(stereoFrames.length, 1);
+  assert.equal(stereoFrames[0][0], 1);
+  assert.equal(stereoFrames[0][480], 1); // the one channel copied to both
+  assert.equal(stereo.inputHoles, 0);
+});
+
+test("the cutter counts holes of 64 exact zeros or more inside sound, not silence before or after it", async () => {
+  const { FrameCutter, INPUT_HOLE_SAMPLES } = await import("../../web/mic-sender.js");
+  const cutter = new FrameCutter(1, () => {});
+  const chunk = (values) => cutter.push([Float32Array.from(values)], values.length);
+  chunk(new Array(500).fill(0)); // silence first: no hole
+  chunk(new Array(100).fill(0.5));
+  chunk(new Array(INPUT_HOLE_SAMPLES - 1).fill(0)); // too short to be a hole
+  chunk([0.5]);
+  chunk(new Array(INPUT_HOLE_SAMPLES).fill(0));
+  chunk([0.5]);
+  chunk(new Array(1000).fill(0)); // silence after: not yet a hole
+  assert.equal(cutter.inputHoles, 1);
 });

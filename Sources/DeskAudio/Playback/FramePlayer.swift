@@ -25,7 +25,8 @@ public final class FramePlayer: Sendable {
     public struct Stats: Equatable, Sendable {
         /// Frames fed and taken (parsed; the inbox had room).
         public var framesFed: UInt64
-        /// Frames refused because 640 ms were already waiting (nothing records from it).
+        /// Frames refused because nothing played the output then (a microphone nobody
+        /// records: by the time one does, they are old news), or 640 ms were already waiting.
         public var framesRefused: UInt64
         /// The jitter buffer's counts.
         public var buffer: JitterBuffer.Counters
@@ -59,6 +60,7 @@ public final class FramePlayer: Sendable {
     private let published = LockedValue((counters: JitterBuffer.Counters(), p50: 0, p99: 0))
     private let target = Atomic<Int>(2)
     private let newStream = Atomic<Bool>(false)
+    private let refusedWhileIdle = Atomic<UInt64>(0)
     private let level = PublishedLevel()
     // The stream on the server; its render closure alone holds the playout state.
     private let stream = LockOwned<FrameOutput?>(nil)
@@ -150,10 +152,16 @@ public final class FramePlayer: Sendable {
     /// Any thread: one AudioFrame as it arrived (now). Throws what
     /// `JitterBuffer.playableFrame` throws (the parser's error, or `.notSupported` for a frame
     /// that is not 10 ms of 48 kHz mono or stereo) and takes nothing; returns false when it was
-    /// dropped because 640 ms are already waiting.
+    /// dropped because nothing plays the output now or 640 ms are already waiting.
     @discardableResult
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(DeskAudioError) -> Bool {
         _ = try JitterBuffer.playableFrame(bytes)
+        // Kept while nothing plays them, they would make a backlog with holes where the inbox
+        // filled, dropped and concealed when playing starts (docs/reliability.md R-MIC-IDLE).
+        guard running.load(ordering: .acquiring) else {
+            refusedWhileIdle.add(1, ordering: .relaxed)
+            return false
+        }
         guard inbox.put(bytes, arrivalNs: LibraryClock.system.nowNs()) else { return false }
         fed.add(1, ordering: .relaxed)
         return true
@@ -169,7 +177,8 @@ public final class FramePlayer: Sendable {
     public var stats: Stats {
         let now = published.withLock { $0 }
         return Stats(
-            framesFed: fed.load(ordering: .relaxed), framesRefused: inbox.refusedFrames,
+            framesFed: fed.load(ordering: .relaxed),
+            framesRefused: inbox.refusedFrames + refusedWhileIdle.load(ordering: .relaxed),
             buffer: now.counters, targetDelayMs: target.load(ordering: .relaxed) * 10,
             isRunning: running.load(ordering: .acquiring), delayP50Ms: now.p50, delayP99Ms: now.p99,
             peak: level.peak, rms: level.rms)

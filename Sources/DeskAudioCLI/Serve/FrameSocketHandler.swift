@@ -3,9 +3,12 @@ import NIOWebSocket
 
 /// One browser's WebSocket on /frames: registers it with `WebClients`, which writes the
 /// frames through its `FrameSender`; takes the text messages a player may send (`received
-/// SEQUENCE`: the newest frame it has, for flow control; anything else: its stats, kept and
-/// shown), answers pings and closes. A binary message from the browser is not something it
-/// should send: the socket is closed with 1003 (unacceptable data). Messages over the
+/// SEQUENCE`: the newest frame it has, for flow control; `microphone off`: it stopped
+/// sending its microphone; anything else: its stats, kept and shown), answers pings and
+/// closes. With a remote microphone (`serve --remote-mic`) it first tells the page so
+/// (`{"type":"server","microphone":NAME}`), and binary messages are the browser's
+/// microphone frames, each played or refused and counted by `BrowserMicrophone`; without
+/// one, a binary message closes the socket with 1003 (unacceptable data). Messages over the
 /// upgrader's size limit are closed by NIO with 1009.
 final class FrameSocketHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
@@ -25,6 +28,11 @@ final class FrameSocketHandler: ChannelInboundHandler {
         let sender = FrameSender(context: context)
         self.sender = sender
         id = clients.add(context.channel, sender: sender)
+        if let microphone = clients.microphone {
+            let hello = #"{"type":"server","microphone":"\#(microphone.name)"}"#
+            let text = WebSocketFrame(fin: true, opcode: .text, data: context.channel.allocator.buffer(string: hello))
+            context.writeAndFlush(wrapOutboundOut(text), promise: nil)
+        }
     }
 
     // The sender holds the context, which holds this handler: let go of it.
@@ -40,6 +48,8 @@ final class FrameSocketHandler: ChannelInboundHandler {
             if frame.fin, let id, let text = data.readString(length: data.readableBytes) {
                 if text.hasPrefix("received "), let sequence = UInt32(text.dropFirst(9)) {
                     sender?.acknowledge(sequence)
+                } else if text == "microphone off" {
+                    clients.microphone?.leave(id)
                 } else {
                     clients.report(text, from: id)
                 }
@@ -51,6 +61,9 @@ final class FrameSocketHandler: ChannelInboundHandler {
             var data = frame.unmaskedData
             let code = data.readSlice(length: 2) ?? ByteBuffer()
             close(context: context, data: code)
+        case .binary where clients.microphone != nil:
+            guard frame.fin, let id else { return }  // (a fragmented message is no AudioFrame: dropped)
+            frame.unmaskedData.withUnsafeReadableBytes { clients.microphoneFrame($0, from: id) }
         case .binary:
             var reason = ByteBuffer()
             reason.write(webSocketErrorCode: .unacceptableData)

@@ -15,10 +15,19 @@ struct ServeCommand: ParsableCommand {
             authentication: it listens on 127.0.0.1 unless --bind says otherwise; put it behind \
             an HTTPS proxy before exposing it. docs/web-player.md has the player's API.
 
+            With --remote-mic NAME the page offers a microphone button: what a browser's \
+            microphone hears comes back on the same WebSocket and plays into a microphone \
+            named NAME on this machine, which applications record from. It is made when a \
+            browser first sends and removed when that browser leaves. One browser at a time: \
+            the first to send holds it until it leaves or is quiet for 2 s; frames from \
+            others, frames that are not 10 ms AudioFrames and frames faster than real time \
+            (past a 1 s burst) are refused and counted per client.
+
             Examples:
               deskaudio serve --web 8080                    # open http://127.0.0.1:8080/
               deskaudio serve --web 8080 --bind 0.0.0.0 --app --mic
               deskaudio serve --web 8080 --only firefox
+              deskaudio serve --web 8080 --remote-mic viewer_mic   # and: pw-record --target viewer_mic
             """
     )
 
@@ -33,6 +42,11 @@ struct ServeCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Browsers served at once at most; more get 503.", valueName: "N"))
     var maxClients = 16
+
+    @Option(help: ArgumentHelp(
+        "Take the browsers' microphone into a microphone of this node name (letters, digits, _ - .) on this machine.",
+        valueName: "NAME"))
+    var remoteMic: String?
 
     @OptionGroup var capture: CaptureOptions
 
@@ -56,14 +70,24 @@ struct ServeCommand: ParsableCommand {
         if !(1...10).contains(framesPerSend) { throw ValidationError("--frames-per-send takes 1 to 10") }
         if ChannelsArgument.choice(channels) == nil { throw ChannelsArgument.invalid }
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be more than 0") }
+        if let remoteMic {
+            do throws(DeskAudioError) { _ = try BrowserMicrophone(name: remoteMic) } catch {
+                throw ValidationError("--remote-mic: \(error.message)")
+            }
+        }
     }
 
     func run() throws {
         InterruptSignal.install()
         let assets = try WebAssets.load(from: webRoot)
+        let microphone = try remoteMic.map { name throws(CLIFailure) in
+            do throws(DeskAudioError) { return try BrowserMicrophone(name: name) } catch {
+                throw CLIFailure(error, doing: "taking --remote-mic")
+            }
+        }
         let server = try WebServer(
             host: bind, port: web, assets: assets, maxClients: maxClients, framesPerSend: framesPerSend,
-            frameDuration: frame.duration)
+            frameDuration: frame.duration, microphone: microphone)
         defer { server.stop() }
         let clients = server.clients
         let url = "\(server.address.ipAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? bind):\(server.address.port ?? web)"
@@ -83,7 +107,7 @@ struct ServeCommand: ParsableCommand {
             if skipped > 0 { line += "  skipped by the server \(skipped)" }
             let zeroCycles = monitor.stats.serverZeroCycles
             if zeroCycles > 0 { line += "  zero cycles from the server \(zeroCycles)" }
-            return [line] + clients.connected.map(Self.describe)
+            return [line] + (microphone.map { [$0.status] } ?? []) + clients.connected.map(Self.describe)
         }
         try? service.enable(mic: false, app: false)
         service.setFrameHandler(nil)
@@ -93,6 +117,7 @@ struct ServeCommand: ParsableCommand {
         if skipped > 0 { print("\(skipped) frames' worth skipped by the server (played as silence)") }
         let zeroCycles = final.serverZeroCycles
         if zeroCycles > 0 { print("\(zeroCycles) graph cycles of zeros alone inside the sound (passed on as they came)") }
+        if let microphone { print(microphone.status) }
         for client in clients.all { print(Self.describe(client)) }
         if clients.framesDroppedForAll > 0 {
             print("dropped for every client (the server fell behind): \(clients.framesDroppedForAll) frames")
@@ -101,6 +126,7 @@ struct ServeCommand: ParsableCommand {
 
     private static func describe(_ client: WebClients.Client) -> String {
         "client \(client.id) \(client.address): sent \(client.framesSent) dropped \(client.framesDropped)"
+            + (client.microphoneCounts.line.map { "  \($0)" } ?? "")
             + (client.report.map { "  player \($0)" } ?? "")
     }
 }

@@ -17,7 +17,8 @@ struct WebAssets: Sendable {
 
     private static let names = [
         "index.html", "demo.js", "deskaudio-player.js", "audio-frame.js", "playout-buffer.js", "player-worklet.js",
-        "deskaudio-player.d.ts",
+        "deskaudio-mic.js", "mic-sender.js", "mic-worklet.js",
+        "deskaudio-player.d.ts", "deskaudio-mic.js", "mic-sender.js", "mic-worklet.js", "deskaudio-mic.d.ts",
     ]
 
     /// Reads the player from `root`, or from the first folder that has it of: $DESKAUDIO_WEB_ROOT,

@@ -15,6 +15,8 @@ final class WebClients: Sendable {
         let address: String
         let channel: Channel
         let counts: FrameSender.Counts
+        /// What became of the microphone frames it sent (`serve --remote-mic`).
+        let microphoneCounts = BrowserMicrophone.Counts()
         /// The last stats line the client's player reported (the demo page sends one a second).
         var report: String?
         /// Frames written to the client.
@@ -25,6 +27,8 @@ final class WebClients: Sendable {
 
     /// Most clients at once; more are refused (503).
     let limit: Int
+    /// The remote microphone browsers send to, if `serve` has one.
+    let microphone: BrowserMicrophone?
     /// Frames written to a client at once: 1 sends each frame as soon as it is encoded; each
     /// one more holds a batch's first frame back a frame's length longer and saves a wake-up
     /// and a socket write per batch.
@@ -59,8 +63,11 @@ final class WebClients: Sendable {
 
     /// Serves at most `limit` clients on `eventLoop`, `framesPerSend` frames of
     /// `frameDuration` at a time.
-    init(limit: Int, eventLoop: EventLoop, framesPerSend: Int, frameDuration: FrameDuration) {
+    init(
+        limit: Int, eventLoop: EventLoop, framesPerSend: Int, frameDuration: FrameDuration, microphone: BrowserMicrophone?
+    ) {
         self.limit = limit
+        self.microphone = microphone
         self.framesPerSend = framesPerSend
         self.eventLoop = eventLoop
         senders = .makeBoxSendingValue([], eventLoop: eventLoop)
@@ -102,9 +109,16 @@ final class WebClients: Sendable {
     // On the event loop: a client that closed or failed.
     private func remove(_ id: Int) {
         senders.value.removeAll { $0.id == id }
+        microphone?.leave(id)
         state.withLockedValue { state in
             if let client = state.clients.removeValue(forKey: id) { state.everConnected.append(client) }
         }
+    }
+
+    /// One binary message from client `id`: a frame for the microphone (on the event loop).
+    func microphoneFrame(_ bytes: UnsafeRawBufferPointer, from id: Int) {
+        guard let microphone, let counts = state.withLockedValue({ $0.clients[id]?.microphoneCounts }) else { return }
+        microphone.take(bytes, from: id, counts: counts)
     }
 
     /// Keeps the client's latest stats report (at most 1 KiB, printable ASCII only).

@@ -15,7 +15,8 @@ final class WebServer {
     private let group: MultiThreadedEventLoopGroup
     private let channel: Channel
 
-    /// Largest message a browser may send (its stats reports): 4 KiB. Larger: closed, 1009.
+    /// Largest message a browser may send (its stats reports, its microphone's AudioFrames of
+    /// at most 1 311 bytes): 4 KiB. Larger: closed, 1009.
     static let maxMessageBytes = 4096
     // A client's socket stops taking frames past this much unsent data: about 60 frames.
     private static let writeBuffer = ChannelOptions.Types.WriteBufferWaterMark(low: 4096, high: 8192)
@@ -23,11 +24,13 @@ final class WebServer {
     /// Listens on `host`:`port` (port 0: any free one); sends `framesPerSend` frames of
     /// `frameDuration` at a time.
     init(
-        host: String, port: Int, assets: WebAssets, maxClients: Int, framesPerSend: Int, frameDuration: FrameDuration
+        host: String, port: Int, assets: WebAssets, maxClients: Int, framesPerSend: Int, frameDuration: FrameDuration,
+        microphone: BrowserMicrophone?
     ) throws(CLIFailure) {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let clients = WebClients(
-            limit: maxClients, eventLoop: group.next(), framesPerSend: framesPerSend, frameDuration: frameDuration)
+            limit: maxClients, eventLoop: group.next(), framesPerSend: framesPerSend, frameDuration: frameDuration,
+            microphone: microphone)
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: Self.maxMessageBytes,
             shouldUpgrade: { channel, head in
@@ -80,5 +83,6 @@ final class WebServer {
         try? channel.close().wait()
         for client in clients.connected { try? client.channel.close().wait() }
         try? group.syncShutdownGracefully()
+        clients.microphone?.stop()
     }
 }

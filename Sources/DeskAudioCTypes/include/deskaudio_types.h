@@ -90,7 +90,7 @@ typedef struct deskaudio_encoder_stats {
 typedef struct deskaudio_remote_mic_stats {
     /** Frames fed and taken. */
     uint64_t frames_fed;
-    /** Frames dropped on feeding because 640 ms were already waiting (nothing recorded them). */
+    /** Frames dropped on feeding: no application recorded from the microphone then, or 640 ms were already waiting. */
     uint64_t frames_refused;
     /** Frames played as decoded. */
     uint64_t frames_played;
