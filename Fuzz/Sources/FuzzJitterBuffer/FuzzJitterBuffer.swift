@@ -5,25 +5,41 @@ nonisolated(unsafe) private let output = UnsafeMutableBufferPointer<Float>.alloc
 
 /// libFuzzer entry: the bytes are a sequence of records, each a frame's length (2 bytes,
 /// little-endian), how many ms after the previous one it arrives (1 byte), how many 10 ms
-/// pulls follow its insertion (1 byte, up to 15), then the frame, fed to one new jitter
-/// buffer: bad frames must be refused with an error, and whatever arrives, in any order,
-/// every pull must fill its 10 ms and the counts must add up.
+/// pulls follow its insertion (low 4 bits) and which of 16 senders sent it (high 4 bits),
+/// then the frame, fed as `serve --remote-mic` feeds a browser's: through `SenderAdmission`
+/// (a new holder starts a new stream) into one jitter buffer. Bad frames must be refused
+/// with an error, frames the admission refuses change nothing, and whatever arrives, in any
+/// order, every pull must fill its 10 ms and the counts must add up.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJitterBuffer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data, let buffer = try? JitterBuffer() else { return 0 }
     var offset = 0
     var now: UInt64 = 1_000_000_000
     var pulls: UInt64 = 0
+    var admission = SenderAdmission()
     while offset + 4 <= size {
         let length = min(Int(data[offset]) | Int(data[offset + 1]) << 8, size - offset - 4)
         now += UInt64(data[offset + 2]) * 1_000_000
         let pullCount = Int(data[offset + 3] & 0x0f)
+        let sender = Int(data[offset + 3] >> 4)
         offset += 4
         let before = buffer.counters
-        do {
-            try buffer.insert(UnsafeRawBufferPointer(start: data + offset, count: length), arrivalNs: now)
-        } catch {
-            precondition(buffer.counters == before, "a refused frame changed the counts")
+        let bytes = UnsafeRawBufferPointer(start: data + offset, count: length)
+        if (try? JitterBuffer.playableFrame(bytes)) != nil {
+            switch admission.admit(from: sender, audioNs: 10_000_000, nowNs: now) {
+            case .accepted: try! buffer.insert(bytes, arrivalNs: now)
+            case .acceptedNewSender:
+                buffer.reset()
+                try! buffer.insert(bytes, arrivalNs: now)
+            case .tooFast, .anotherSender: precondition(admission.holder != nil, "refused with nobody holding")
+            }
+        } else {
+            do {
+                try buffer.insert(bytes, arrivalNs: now)
+                preconditionFailure("a frame playableFrame refused was inserted")
+            } catch {
+                precondition(buffer.counters == before, "a refused frame changed the counts")
+            }
         }
         offset += length
         for _ in 0..<pullCount {
