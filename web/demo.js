@@ -85,16 +85,16 @@ function showMicrophone(text) {
 
 // ?mic=on: the microphone starts with the page (where the browser grants it without a click);
 // ?micProcessing=off: without the browser's echo cancellation, noise suppression and gain
-// control (the web tests play a tone into it and measure its level on the host);
+// control, =echo: with its echo cancellation alone (the web tests measure each so);
 // ?micRead=worklet: read it through the AudioContext even where the track can be read as captured.
 async function startMicrophone() {
-  const processing = parameters.get("micProcessing") !== "off";
+  const processing = parameters.get("micProcessing") ?? "all";
   try {
     microphone = await AudioFrameMicrophone.create({
       context: player.context,
-      echoCancellation: processing,
-      noiseSuppression: processing,
-      autoGainControl: processing,
+      echoCancellation: processing !== "off",
+      noiseSuppression: processing === "all",
+      autoGainControl: processing === "all",
       readFrom: parameters.get("micRead") === "worklet" ? "worklet" : "track",
       send: (bytes) => socket?.readyState === WebSocket.OPEN && socket.send(bytes),
     });
@@ -154,7 +154,8 @@ function connect() {
         type: "stats", running: player.running, ...stats,
         micFramesIn: sent.framesIn, micFramesSent: sent.framesSent, micFramesHeld: sent.framesHeld,
         micPacketsUnmatched: sent.packetsUnmatched, micEncodeQueue: sent.encodeQueueSize,
-        micReadFrom: sent.readFrom, micInputHoles: sent.inputHoles,
+        micReadFrom: sent.readFrom, micInputHoles: sent.inputHoles, micEchoCancellation: sent.echoCancellation,
+        micNoiseSuppression: sent.noiseSuppression, micAutoGainControl: sent.autoGainControl,
       }));
       if (player.running) status.textContent = "Playing";
     }, 1000);

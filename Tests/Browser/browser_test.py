@@ -30,6 +30,7 @@ from frame_relay import FrameRelay
 from signals import (BLOCK, block_levels, block_levels_without, clear_of, dropouts, frequency, onset, pilot_breaks,
                      pilot_holes, pilot_levels, sink_to_sink, spans, tone_shift, zero_runs)
 from stamped_recorder import StampedRecorder
+from echo_scenario import browser_echo
 from microphone_scenario import browser_microphone
 from verdicts import check, failures, measure
 from web_rig import (RATE, Browser, Serve, bursts, masked, play, read_some, rig_arguments, rig_environment, silence,
@@ -643,7 +644,7 @@ def bad_clients(deskaudio, host, browser_env, work):
 
 def main():
     parser = rig_arguments(__doc__)
-    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad", "batch", "mic"])
+    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad", "batch", "mic", "echo"])
     parser.add_argument("--resampling-browser-rig",
                         help="a browser rig at another rate than 48 kHz, for the formats (default: --browser-rig)")
     arguments = parser.parse_args()
@@ -652,7 +653,8 @@ def main():
     resampling = rig_environment(arguments.resampling_browser_rig or arguments.browser_rig)
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
     scenarios = {"tone": tone_and_gate, "relay": relayed, "formats": formats, "drift": drift_in_browser,
-                 "stall": stalled_browser, "bad": bad_clients, "batch": batched, "mic": browser_microphone}
+                 "stall": stalled_browser, "bad": bad_clients, "batch": batched, "mic": browser_microphone,
+                 "echo": browser_echo}
     # Each scenario runs once: a failure is a bug (a figure a loaded machine bends is measured
     # against a gross budget: measure()).
     for name, scenario in scenarios.items():
