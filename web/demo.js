@@ -74,9 +74,9 @@ player.onstats = (stats) => {
   );
 };
 
-// The microphone, while on; the socket it sends on is whichever is open now.
+// The microphone, while on; `send` sends up whichever connection is open now.
 let microphone = null;
-let socket = null;
+let send = null;
 
 function showMicrophone(text) {
   microphoneStatus.hidden = false;
@@ -96,7 +96,7 @@ async function startMicrophone() {
       noiseSuppression: processing === "all",
       autoGainControl: processing === "all",
       readFrom: parameters.get("micRead") === "worklet" ? "worklet" : "track",
-      send: (bytes) => socket?.readyState === WebSocket.OPEN && socket.send(bytes),
+      send: (bytes) => send?.(bytes),
     });
   } catch (error) {
     showMicrophone(`No microphone: ${error.message}`);
@@ -114,7 +114,7 @@ async function startMicrophone() {
 function stopMicrophone() {
   microphone?.close();
   microphone = null;
-  if (socket?.readyState === WebSocket.OPEN) socket.send("microphone off");
+  send?.("microphone off");
   microphoneButton.textContent = "Microphone on";
   muteButton.hidden = true;
   muteButton.textContent = "Mute";
@@ -134,45 +134,70 @@ muteButton.onclick = () => {
   muteButton.textContent = microphone.muted ? "Unmute" : "Mute";
 };
 
+// The server's text messages: its hello says whether it takes a microphone.
+function serverSaid(text) {
+  let hello = null;
+  try {
+    hello = JSON.parse(text);
+  } catch {}
+  if (hello?.type === "server" && hello.microphone) {
+    microphoneButton.hidden = false;
+    if (parameters.get("mic") === "on" && !microphone) startMicrophone();
+  }
+}
+
+// The stats the server shows (and the web tests read), once a second.
+function report(send) {
+  const stats = player.stats;
+  const sent = microphone ? microphone.stats : {};
+  send(JSON.stringify({
+    type: "stats", running: player.running, ...stats,
+    micFramesIn: sent.framesIn, micFramesSent: sent.framesSent, micFramesHeld: sent.framesHeld,
+    micPacketsUnmatched: sent.packetsUnmatched, micEncodeQueue: sent.encodeQueueSize,
+    micReadFrom: sent.readFrom, micInputHoles: sent.inputHoles, micEchoCancellation: sent.echoCancellation,
+    micNoiseSuppression: sent.noiseSuppression, micAutoGainControl: sent.autoGainControl,
+  }));
+  if (player.running) status.textContent = "Playing";
+}
+
+// The frames are received and decoded in the player's Worker (player.receive()), out of
+// this thread's way; ?receive=page does it here instead, on the page's thread (to compare).
 function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  socket = new WebSocket(`${scheme}://${location.host}/frames`);
-  const current = socket;
+  const url = `${scheme}://${location.host}/frames`;
+  if (parameters.get("receive") === "page") return connectOnThePage(url);
+  const connection = player.receive(url);
+  let reporting = null;
+  connection.onopen = () => {
+    status.textContent = player.running ? "Playing" : "Connected: press Listen";
+    send = (data) => connection.send(data);
+    reporting = setInterval(() => report(send), 1000);
+  };
+  connection.ontext = serverSaid;
+  connection.onclose = () => {
+    clearInterval(reporting);
+    send = null;
+    status.textContent = "Disconnected: reconnecting…";
+    setTimeout(connect, 1000);
+  };
+}
+
+function connectOnThePage(url) {
+  const socket = new WebSocket(url);
   socket.binaryType = "arraybuffer";
-  let report = null;
+  let reporting = null;
   let acknowledge = null;
   let newest = null;
   socket.onopen = () => {
     status.textContent = player.running ? "Playing" : "Connected: press Listen";
+    send = (data) => socket.send(data);
     // The newest frame that arrived, 4 times a second: the server stops sending to a browser
     // that falls behind.
-    acknowledge = setInterval(() => newest !== null && current.send(`received ${newest}`), 250);
-    report = setInterval(() => {
-      const stats = player.stats;
-      const sent = microphone ? microphone.stats : {};
-      current.send(JSON.stringify({
-        type: "stats", running: player.running, ...stats,
-        micFramesIn: sent.framesIn, micFramesSent: sent.framesSent, micFramesHeld: sent.framesHeld,
-        micPacketsUnmatched: sent.packetsUnmatched, micEncodeQueue: sent.encodeQueueSize,
-        micReadFrom: sent.readFrom, micInputHoles: sent.inputHoles, micEchoCancellation: sent.echoCancellation,
-        micNoiseSuppression: sent.noiseSuppression, micAutoGainControl: sent.autoGainControl,
-      }));
-      if (player.running) status.textContent = "Playing";
-    }, 1000);
+    acknowledge = setInterval(() => newest !== null && socket.send(`received ${newest}`), 250);
+    reporting = setInterval(() => report(send), 1000);
   };
   socket.onmessage = (event) => {
-    if (typeof event.data === "string") {
-      // The server's hello: it takes a microphone.
-      let hello = null;
-      try {
-        hello = JSON.parse(event.data);
-      } catch {}
-      if (hello?.type === "server" && hello.microphone) {
-        microphoneButton.hidden = false;
-        if (parameters.get("mic") === "on" && !microphone) startMicrophone();
-      }
-      return;
-    }
+    if (typeof event.data === "string") return serverSaid(event.data);
     try {
       const { sequence } = player.push(new Uint8Array(event.data));
       if (newest === null || ((sequence - newest) >>> 0) < 0x80000000) newest = sequence;
@@ -181,10 +206,21 @@ function connect() {
     }
   };
   socket.onclose = () => {
-    clearInterval(report);
+    clearInterval(reporting);
     clearInterval(acknowledge);
+    send = null;
     status.textContent = "Disconnected: reconnecting…";
     setTimeout(connect, 1000);
   };
 }
+
+// ?busy=MS: the page's own thread kept busy MS ms out of every 50 (the web tests' load).
+const busyMs = Number(parameters.get("busy"));
+if (busyMs > 0 && busyMs < 50) {
+  setInterval(() => {
+    const until = performance.now() + busyMs;
+    while (performance.now() < until);
+  }, 50);
+}
+
 connect();

@@ -117,6 +117,26 @@ export interface PlayerStats {
   /** How far behind the context's clock the sound is heard now, ms (getOutputTimestamp()):
    * unlike outputLatencyMs it follows the device; NaN where the browser does not tell. */
   outputDelayMs: number;
+  /** How late frames reached the receiver (the Worker of receive(), else push()) beyond the
+   * earliest of the last 2.56 s, against their sample clock, ms: median over every frame so
+   * far (NaN before any). */
+  arrivalJitterP50Ms: number;
+  /** The same, 99th percentile. */
+  arrivalJitterP99Ms: number;
+}
+
+/** A connection receive() made: the socket lives in the player's Worker. */
+export interface FrameConnection {
+  /** Sends text or bytes up the same socket (a microphone's frames, stats). */
+  send(data: string | Uint8Array | ArrayBuffer): void;
+  close(): void;
+  onopen: (() => void) | null;
+  /** The socket closed (the player's Worker is gone with it); receive() again to reconnect. */
+  onclose: ((event: { code: number; reason: string }) => void) | null;
+  /** A text message from the server. */
+  ontext: ((text: string) => void) | null;
+  /** About 4 times a second: the newest frame taken, its sequence number. */
+  onframe: ((sequence: number) => void) | null;
 }
 
 export interface PlayerOptions {
@@ -149,6 +169,10 @@ export declare class AudioFramePlayer {
   resume(): Promise<void>;
   /** Takes one AudioFrame and returns its fields; throws FrameFormatError for bytes that are not one. */
   push(bytes: Uint8Array | ArrayBuffer): AudioFrame;
+  /** Receives a WebSocket's frames (one AudioFrame per binary message) in a Worker that decodes
+   * them and hands them to the worklet directly, so the page's own work cannot delay them;
+   * acknowledges what it has (`received SEQUENCE`) 4 times a second. */
+  receive(url: string | URL): FrameConnection;
   readonly stats: PlayerStats;
   close(): Promise<void>;
 }

@@ -4,11 +4,11 @@
 // (./playout-buffer.js): adaptive delay, loss concealment, the sender's gate silence played
 // as silence, clock drift absorbed. See docs/web-player.md.
 import { parseAudioFrame, FrameFormatError } from "./audio-frame.js";
+import { FrameDecoding } from "./frame-decoding.js";
 
 export { parseAudioFrame, FrameFormatError };
 
 const SAMPLE_RATE = 48000;
-const SQRT_HALF = Math.SQRT1_2;
 
 /** Plays AudioFrames. Create one with `AudioFramePlayer.create()`. */
 export class AudioFramePlayer {
@@ -55,22 +55,12 @@ export class AudioFramePlayer {
     this.node = node;
     /** Called with the stats about 4 times a second, if set. */
     this.onstats = null;
-    // Frames are decoded as they arrive, by `decoder`, whose state runs from one frame to the
-    // next (the MDCT overlap, the energy prediction): a frame decoded after a later one comes
-    // out with a click of the later sound in it, and the later one, decoded without it, too
-    // quiet or too loud. So a frame that arrives after a later one (a transport that reorders)
-    // goes to `spareDecoder`, after the two frames before it, and the frames after it that
-    // were already decoded follow it there again, their audio replacing what they had where
-    // it has not played yet; that decoder, which has now had them all in order, takes over.
-    this.decoder = null;
-    this.spareDecoder = null;
-    this.config = null;
-    this.format = "";
-    this.newest = null; // the newest sequence number `decoder` has had
-    this.recent = new Map(); // sequence -> frame, the last RECENT_FRAMES (late frames' run-up)
-    this.unsupported = new Set(); // channel layouts the browser's decoder refused
+    // Frames pushed on this thread are decoded here; those a receiver (receive()) takes, in
+    // its Worker, whose counts come back with its stats.
+    this.decoding = new FrameDecoding((meta, pcm) => this.play(meta, pcm));
+    this.receiverCounts = null;
+    this.receiverJitter = null;
     this.latest = {};
-    this.counts = { framesInvalid: 0, framesUndecodable: 0, framesOutOfOrder: 0, lastError: null };
     node.port.onmessage = (event) => {
       if (event.data.type !== "stats") return;
       this.latest = event.data.stats;
@@ -93,59 +83,16 @@ export class AudioFramePlayer {
    * FrameFormatError for bytes that are not one; nothing already accepted is lost.
    */
   push(bytes) {
-    let frame;
-    try {
-      frame = parseAudioFrame(bytes);
-    } catch (error) {
-      this.counts.framesInvalid++;
-      this.counts.lastError = error.message;
-      throw error;
-    }
-    if (!this.configureFor(frame)) return frame;
-    this.recent.set(frame.sequence, frame);
-    this.recent.delete((frame.sequence - RECENT_FRAMES) >>> 0);
-    // How far behind the newest decoded frame (0: that one again); further back than a stream
-    // reorders, it is a sender that started again.
-    const behind = this.newest === null ? -1 : -((frame.sequence - this.newest) | 0);
-    if (behind >= 0 && behind < NEW_STREAM_FRAMES) {
-      this.decodeLate(frame);
-    } else {
-      this.newest = frame.sequence;
-      this.decoder.decode(frame, frameFields(frame));
-    }
-    return frame;
-  }
-
-  // A frame older than one already decoded: on the spare decoder, after the two frames before
-  // it (their audio dropped: they set its state), then the frames after it up to the newest
-  // again (their audio replacing theirs); the spare decoder takes over.
-  decodeLate(frame) {
-    this.counts.framesOutOfOrder++;
-    let decoder = this.spareDecoder;
-    try {
-      decoder ??= new FrameDecoder(this.config, (meta, pcm) => this.play(meta, pcm), (error) => this.failed(error));
-    } catch {
-      this.decoder.decode(frame, frameFields(frame)); // as without a spare: a click, not silence
-      return;
-    }
-    for (const back of [2, 1]) {
-      const before = this.recent.get((frame.sequence - back) >>> 0);
-      if (before) decoder.decode(before, null);
-    }
-    decoder.decode(frame, frameFields(frame));
-    for (let sequence = (frame.sequence + 1) >>> 0; sequence !== ((this.newest + 1) >>> 0); sequence = (sequence + 1) >>> 0) {
-      const after = this.recent.get(sequence);
-      if (after) decoder.decode(after, { ...frameFields(after), replace: true });
-    }
-    this.spareDecoder = this.decoder;
-    this.decoder = decoder;
+    return this.decoding.push(bytes);
   }
 
   /** The jitter buffer's stats (see PlayoutStats in playout-buffer.js) and the player's own. */
   get stats() {
     return {
       ...this.latest,
-      ...this.counts,
+      ...(this.receiverCounts ?? this.decoding.counts),
+      arrivalJitterP50Ms: (this.receiverJitter ?? this.decoding.arrivalJitter).p50,
+      arrivalJitterP99Ms: (this.receiverJitter ?? this.decoding.arrivalJitter).p99,
       outputLatencyMs: 1000 * ((this.context.outputLatency || 0) + (this.context.baseLatency || 0)),
       outputDelayMs: this.outputDelayMs(),
     };
@@ -161,169 +108,49 @@ export class AudioFramePlayer {
     return 1000 * (this.context.currentTime - playingNow);
   }
 
+  /**
+   * Receives the frames from a WebSocket at `url` (one AudioFrame per binary message) in a
+   * Worker of its own, which decodes them and hands them to the worklet directly: the page's
+   * own work cannot delay them. Returns the connection: `send(data)` (text or bytes up the
+   * same socket), `close()`, and, if set, `onopen()`, `onclose(event)`, `ontext(text)` (text
+   * messages from the server), `onframe(sequence)` (each frame taken, its sequence number).
+   * The receiver acknowledges what it has (`received SEQUENCE`, 4 times a second), for a
+   * server that drops frames for a client that falls behind (`deskaudio serve`).
+   */
+  receive(url) {
+    const worker = new Worker(new URL("./player-receiver.js", import.meta.url), { type: "module" });
+    const channel = new MessageChannel();
+    this.node.port.postMessage({ type: "port", port: channel.port1 }, [channel.port1]);
+    const connection = {
+      onopen: null, onclose: null, ontext: null, onframe: null,
+      send: (data) => worker.postMessage({ type: "send", data }),
+      close: () => worker.postMessage({ type: "close" }),
+    };
+    worker.onmessage = ({ data: message }) => {
+      if (message.type === "open") connection.onopen?.();
+      else if (message.type === "text") connection.ontext?.(message.text);
+      else if (message.type === "counts") {
+        this.receiverCounts = message.counts;
+        this.receiverJitter = message.arrivalJitter;
+        if (message.newest !== null) connection.onframe?.(message.newest);
+      } else if (message.type === "close") {
+        worker.terminate();
+        connection.onclose?.(message);
+      }
+    };
+    worker.postMessage({ type: "connect", url: String(url), port: channel.port2 }, [channel.port2]);
+    return connection;
+  }
+
   /** Stops playing and frees the decoders and the context (if the player made it). */
   async close() {
-    this.closeDecoders();
+    this.decoding.close();
     this.node.disconnect();
     await this.context.close();
-  }
-
-  closeDecoders() {
-    this.decoder?.close();
-    this.spareDecoder?.close();
-    this.decoder = this.spareDecoder = null;
-    this.newest = null;
-    this.recent.clear();
-  }
-
-  // A decoder for this frame's channel layout; false (and counted) where the browser has none.
-  configureFor(frame) {
-    const format = frame.mapping ? `${frame.channels}:${frame.mapping.table.join(",")}` : `${frame.channels}`;
-    if (format === this.format && this.decoder?.configured) return true;
-    if (this.unsupported.has(format)) {
-      this.counts.framesUndecodable++;
-      return false;
-    }
-    this.closeDecoders();
-    this.format = format;
-    this.config = { codec: "opus", sampleRate: SAMPLE_RATE, numberOfChannels: frame.channels };
-    if (frame.mapping) this.config.description = opusHead(frame);
-    try {
-      this.decoder = new FrameDecoder(this.config, (meta, pcm) => this.play(meta, pcm), (error) => this.failed(error));
-    } catch (error) {
-      this.counts.framesUndecodable++;
-      this.counts.lastError = `${frame.channels} channels: not supported here (${error.message})`;
-      this.format = "";
-      return false;
-    }
-    return true;
-  }
-
-  // A decoder's error: a layout this browser cannot decode is not tried again; any other (a
-  // bad packet) gets new decoders with the next frame.
-  failed(error) {
-    if (error.name === "NotSupportedError") {
-      this.unsupported.add(this.format);
-      this.counts.lastError = `${this.config.numberOfChannels} channels: not supported by this browser's decoder`;
-    } else {
-      this.counts.lastError = `decoder: ${error.message}`;
-    }
-    this.format = "";
   }
 
   // A decoded frame to the worklet.
   play(meta, pcm) {
     this.node.port.postMessage({ type: "frame", ...meta, pcm }, [pcm.buffer]);
   }
-}
-
-// Frames kept for a late frame's run-up on the late decoder.
-const RECENT_FRAMES = 16;
-// A frame further behind the newest than this is a new stream, not a late one.
-const NEW_STREAM_FRAMES = 256;
-
-// What the worklet takes of a frame besides its PCM (and `replace`: the same frame decoded
-// again in order, whose audio replaces what it had if it has not played yet).
-function frameFields(frame) {
-  return { sequence: frame.sequence, sampleClock: Number(frame.sampleClock), afterGap: frame.afterGap };
-}
-
-// One WebCodecs AudioDecoder and the frames it was given, in order (it outputs one AudioData
-// each): `onPcm(meta, pcm)` gets each frame's audio as interleaved stereo (surround folded
-// down as the library's StereoDownmix does); a frame given with meta null is decoded for its
-// state only. Throws where the browser cannot be configured for `config`.
-class FrameDecoder {
-  constructor(config, onPcm, onError) {
-    this.pending = [];
-    this.decoder = new AudioDecoder({
-      output: (data) => {
-        const meta = this.pending.shift();
-        if (meta) onPcm(meta, toStereo(data));
-        data.close();
-      },
-      error: onError,
-    });
-    this.decoder.configure(config);
-  }
-
-  get configured() {
-    return this.decoder.state === "configured";
-  }
-
-  decode(frame, meta) {
-    this.pending.push(meta);
-    const timestamp = Number((frame.sampleClock * 1000000n) / BigInt(SAMPLE_RATE));
-    this.decoder.decode(new EncodedAudioChunk({ type: "key", timestamp, data: frame.payload }));
-  }
-
-  close() {
-    if (this.decoder.state !== "closed") this.decoder.close();
-  }
-}
-
-function toStereo(data) {
-  const samples = data.numberOfFrames;
-  const planes = [];
-  for (let channel = 0; channel < data.numberOfChannels; channel++) {
-    const plane = new Float32Array(samples);
-    data.copyTo(plane, { planeIndex: channel, format: "f32-planar" });
-    planes.push(plane);
-  }
-  const pcm = new Float32Array(samples * 2);
-  fold(planes, pcm);
-  return pcm;
-}
-
-// Mono, stereo, or surround to interleaved stereo: L = FL + 0.707·FC + 0.707·RL (+ 0.707·SL),
-// LFE left out (the library's StereoDownmix). Chromium's Opus decoder hands surround over in
-// the order audio servers use, not Opus's Vorbis order (measured: a 5.1 stream's front pair
-// comes out in planes 0 and 1): FL FR FC LFE RL RR, then SL SR.
-function fold(planes, pcm) {
-  const samples = pcm.length / 2;
-  const [a, b] = planes;
-  const centre = planes.length >= 3 ? planes[2] : null;
-  const rearLeft = planes.length >= 6 ? planes[4] : null;
-  const rearRight = planes.length >= 6 ? planes[5] : null;
-  const sideLeft = planes.length >= 8 ? planes[6] : null;
-  const sideRight = planes.length >= 8 ? planes[7] : null;
-  for (let index = 0; index < samples; index++) {
-    if (planes.length === 1) {
-      pcm[index * 2] = pcm[index * 2 + 1] = a[index];
-      continue;
-    }
-    let left = a[index];
-    let right = b[index];
-    if (centre) {
-      left += SQRT_HALF * centre[index];
-      right += SQRT_HALF * centre[index];
-    }
-    if (rearLeft) {
-      left += SQRT_HALF * rearLeft[index];
-      right += SQRT_HALF * rearRight[index];
-    }
-    if (sideLeft) {
-      left += SQRT_HALF * sideLeft[index];
-      right += SQRT_HALF * sideRight[index];
-    }
-    pcm[index * 2] = left;
-    pcm[index * 2 + 1] = right;
-  }
-}
-
-// The Ogg Opus identification header (RFC 7845 §5.1) for a version 2 frame: what WebCodecs
-// needs to decode a multistream packet.
-function opusHead(frame) {
-  const head = new Uint8Array(21 + frame.channels);
-  head.set([0x4f, 0x70, 0x75, 0x73, 0x48, 0x65, 0x61, 0x64]); // "OpusHead"
-  const view = new DataView(head.buffer);
-  head[8] = 1; // version
-  head[9] = frame.channels;
-  view.setUint16(10, 0, true); // pre-skip
-  view.setUint32(12, SAMPLE_RATE, true);
-  view.setInt16(16, 0, true); // output gain
-  head[18] = 1; // mapping family
-  head[19] = frame.mapping.streams;
-  head[20] = frame.mapping.coupledStreams;
-  head.set(frame.mapping.table, 21);
-  return head;
 }

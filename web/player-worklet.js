@@ -11,7 +11,7 @@ class DeskAudioPlayerProcessor extends AudioWorkletProcessor {
     this.blocks = 0;
     this.peak = 0;
     this.spare = new Float32Array(128);
-    this.port.onmessage = (event) => {
+    const take = (event) => {
       const message = event.data;
       if (message.type === "frame") {
         this.buffer.push({
@@ -22,8 +22,12 @@ class DeskAudioPlayerProcessor extends AudioWorkletProcessor {
           replace: message.replace === true,
           arrivalMs: currentTime * 1000,
         });
+      } else if (message.type === "port") {
+        // A receiver's port (AudioFramePlayer.receive()): its frames come straight here.
+        message.port.onmessage = take;
       }
     };
+    this.port.onmessage = take;
   }
 
   process(_inputs, outputs) {

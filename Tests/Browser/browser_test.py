@@ -30,6 +30,7 @@ from frame_relay import FrameRelay
 from signals import (BLOCK, block_levels, block_levels_without, clear_of, dropouts, frequency, onset, pilot_breaks,
                      pilot_holes, pilot_levels, sink_to_sink, spans, tone_shift, zero_runs)
 from stamped_recorder import StampedRecorder
+from busy_scenario import busy_page
 from echo_scenario import browser_echo
 from microphone_scenario import browser_microphone
 from verdicts import check, failures, measure
@@ -644,7 +645,7 @@ def bad_clients(deskaudio, host, browser_env, work):
 
 def main():
     parser = rig_arguments(__doc__)
-    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad", "batch", "mic", "echo"])
+    parser.add_argument("--only", nargs="+", choices=["tone", "relay", "formats", "drift", "stall", "bad", "batch", "mic", "echo", "busy"])
     parser.add_argument("--resampling-browser-rig",
                         help="a browser rig at another rate than 48 kHz, for the formats (default: --browser-rig)")
     arguments = parser.parse_args()
@@ -654,7 +655,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
     scenarios = {"tone": tone_and_gate, "relay": relayed, "formats": formats, "drift": drift_in_browser,
                  "stall": stalled_browser, "bad": bad_clients, "batch": batched, "mic": browser_microphone,
-                 "echo": browser_echo}
+                 "echo": browser_echo, "busy": busy_page}
     # Each scenario runs once: a failure is a bug (a figure a loaded machine bends is measured
     # against a gross budget: measure()).
     for name, scenario in scenarios.items():

@@ -19,6 +19,7 @@ struct WebAssets: Sendable {
         "index.html", "demo.js", "deskaudio-player.js", "audio-frame.js", "playout-buffer.js", "player-worklet.js",
         "deskaudio-mic.js", "mic-sender.js", "mic-worklet.js",
         "deskaudio-player.d.ts", "deskaudio-mic.js", "mic-sender.js", "mic-worklet.js", "deskaudio-mic.d.ts",
+        "frame-decoding.js", "player-receiver.js",
     ]
 
     /// Reads the player from `root`, or from the first folder that has it of: $DESKAUDIO_WEB_ROOT,
