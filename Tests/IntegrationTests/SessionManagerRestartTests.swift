@@ -232,6 +232,44 @@ extension RealServerTests {
                     + "\(stallsBefore) before, \(capture.stalledEvents.count) after")
         }
 
+        /// A capture the library linked itself while the session manager was gone keeps its
+        /// frames coming when the session manager returns: WirePlumber 0.5 coming back
+        /// replaces the stream's own ports under the library's links, after which PipeWire fed
+        /// it nothing until the next stall reopened it, 2 s later (R-WP-STREAM-PORTS); now the
+        /// stream is reopened when it is fed nothing for 100 ms after (WirePlumber 0.4.13
+        /// replaces them too, and feeds the stream on).
+        @Test func aCaptureTheLibraryLinkedKeepsItsFramesWhenTheSessionManagerReturns() throws {
+            let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
+            defer { Self.rig("restart", directory) }
+            let capture = Capture("native app", backend: "pipewire", mic: false, app: true)
+            defer { _ = deskaudio_capture_enable(capture.handle, false, false) }
+            #expect(waitUntil(seconds: 3) { capture.frames.count >= 50 }, "frames flow")
+
+            Self.rig("stop-session-manager", directory)
+            let lostAt = MonotonicClock.nowNs()
+            let log = { capture.notices.messages.map(\.text) }
+            try #require(
+                waitUntil(seconds: 10) { (try? capture.headers()).flatMap { Capture.resumed($0, after: lostAt) } != nil },
+                "the library links the sink itself while the session manager is gone; its log: \(log())")
+            Thread.sleep(forTimeInterval: 0.5)
+            // (Within 8 s of the exit: the sink is silent while nobody links the player, and the
+            // zero gate holds frames back after 800 of silence.)
+            Self.rig("start-session-manager", directory)
+            let backAt = MonotonicClock.nowNs()
+            Thread.sleep(forTimeInterval: 3)
+            let times = try capture.headers().map(\.captureTimeNs).filter { $0 >= backAt - 500_000_000 }
+            let steps = zip(times, times.dropFirst()).map { (Double($1) - Double($0)) / 1e6 }
+            let longest = steps.max() ?? .infinity
+            let lastMs = times.last.map { (Double($0) - Double(backAt)) / 1e6 } ?? -.infinity
+            let version = (try? Self.sessionManagerVersion()) ?? "?"
+            print(
+                "measured: WirePlumber \(version) back under a capture the library linked: the longest step between frames "
+                    + "over the 3 s after \(longest) ms, the last frame \(lastMs) ms after the return; its log since: "
+                    + "\(capture.notices.messages.filter { $0.atNs > backAt }.map(\.text))")
+            // (Before: a step of 2 s, the stall's patience; now 100 ms of it and the supervisor's 200 ms check.)
+            #expect(longest <= 1000 && lastMs >= 2500, "frames kept coming: longest step \(longest) ms, the last at \(lastMs) ms; its log: \(log())")
+        }
+
         /// A 48 kHz stereo 16-bit WAV file of interleaved `samples` (for pw-cat, which reads
         /// files by their headers).
         static func waveFile(_ samples: [Float]) -> Data {

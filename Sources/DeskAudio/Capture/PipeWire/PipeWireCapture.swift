@@ -32,8 +32,32 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     // The graph's position (spa_io_position), as the stream was last told: its address bits.
     private let position = Atomic<UInt>(0)
 
-    /// True once the stream errored or was disconnected after it had started.
-    var hasFailed: Bool { failed.load(ordering: .acquiring) }
+    // When the session manager replaced the stream's own ports under the library's links
+    // (CLOCK_MONOTONIC ns; 0: not since the last buffer), and buffers handed since.
+    private let portsReplacedNs = Atomic<UInt64>(0)
+    private let buffersHanded = Atomic<UInt64>(0)
+    private let buffersAtReplacement = Atomic<UInt64>(0)
+    /// How long a stream whose ports were replaced may go without a buffer before it counts as
+    /// failed: WirePlumber 0.4.13 replaces them too, and there the frames went on with no step
+    /// over 10 ms; a graph cycle lasts at most 21 ms (1024 samples).
+    static let portsReplacedPatienceNs: UInt64 = 100_000_000
+
+    /// True once the stream errored or was disconnected after it had started, or was fed
+    /// nothing for `portsReplacedPatienceNs` after its ports were replaced under the
+    /// library's links (R-WP-STREAM-PORTS: reopened then, not at the stall 2 s on).
+    var hasFailed: Bool {
+        if failed.load(ordering: .acquiring) { return true }
+        let replaced = portsReplacedNs.load(ordering: .acquiring)
+        guard replaced != 0 else { return false }
+        if buffersHanded.load(ordering: .acquiring) > buffersAtReplacement.load(ordering: .acquiring) {
+            portsReplacedNs.store(0, ordering: .releasing)  // fed on: nothing to do
+            return false
+        }
+        guard LibraryClock.system.nowNs() &- replaced >= Self.portsReplacedPatienceNs else { return false }
+        feed.notices.log(.info, "\(feed.name): fed nothing since the session manager replaced its ports: reopening")
+        failed.store(true, ordering: .releasing)
+        return true
+    }
 
     init(feed: SourceFeed, wake: WakeSignal) {
         self.feed = feed
@@ -309,7 +333,13 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
     {
         let linker = PipeWireDeviceLinker(
             connection: connection, deviceName: name, recordsMonitor: target.recordsASink,
-            captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max })
+            captureNode: { [unowned self] in stream.map { pw_stream_get_node_id($0) } ?? UInt32.max },
+            onCapturePortsReplaced: { [unowned self] in
+                // Watched by hasFailed (docs/reliability.md R-WP-STREAM-PORTS).
+                guard portsReplacedNs.load(ordering: .acquiring) == 0 else { return }
+                buffersAtReplacement.store(buffersHanded.load(ordering: .acquiring), ordering: .releasing)
+                portsReplacedNs.store(LibraryClock.system.nowNs(), ordering: .releasing)
+            })
         deviceLinker = linker
         try linker.startWatching()
         feed.notices.log(.info, "\(feed.name): linked to \(name) by the library (the session manager did not)")
@@ -357,6 +387,7 @@ final class PipeWireCapture: CaptureStream, @unchecked Sendable {
         guard PipeWireStereoInput.read(stream, { samples in timing.take(samples, report: report, into: feed) }) else {
             return
         }
+        buffersHanded.add(1, ordering: .releasing)
         wake.signal(ringHolding: feed.ring.availableFloats)
     }
 }

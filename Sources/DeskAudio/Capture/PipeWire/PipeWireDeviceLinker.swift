@@ -8,13 +8,16 @@ import DeskAudioShim
 /// (channels matched as the router matches them). The device is the one named when the
 /// linker was made; it is not followed when the default changes. Links whose ports are
 /// replaced (WirePlumber 0.4.13 coming back reconfigures an idle sink) are made again on the
-/// new ports (R-WP-PORTS). The links belong to this connection and vanish with it. Loop
-/// thread, or loop lock held.
+/// new ports (R-WP-PORTS). When the capture's own input ports are replaced under its links
+/// (WirePlumber 0.5 coming back reconfigures the stream), the stream is fed no more:
+/// `onCapturePortsReplaced` is told (R-WP-STREAM-PORTS). The links belong to this connection
+/// and vanish with it. Loop thread, or loop lock held.
 final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
     let connection: PipeWireConnection
     private let deviceName: String
     private let recordsMonitor: Bool
     private let captureNode: () -> UInt32
+    private let onCapturePortsReplaced: () -> Void
     var registry: PipeWireRegistry?
     private var deviceNode: UInt32?
     private var ports: [UInt32: PipeWirePort] = [:]
@@ -22,11 +25,15 @@ final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
 
     /// Links the node named `deviceName` (its monitor ports if `recordsMonitor`, else its
     /// output ports) into the node `captureNode` returns.
-    init(connection: PipeWireConnection, deviceName: String, recordsMonitor: Bool, captureNode: @escaping () -> UInt32) {
+    init(
+        connection: PipeWireConnection, deviceName: String, recordsMonitor: Bool, captureNode: @escaping () -> UInt32,
+        onCapturePortsReplaced: @escaping () -> Void
+    ) {
         self.connection = connection
         self.deviceName = deviceName
         self.recordsMonitor = recordsMonitor
         self.captureNode = captureNode
+        self.onCapturePortsReplaced = onCapturePortsReplaced
     }
 
     /// Lock held: removes the links and stops watching; safe to call twice.
@@ -50,6 +57,7 @@ final class PipeWireDeviceLinker: PipeWireRegistryWatcher {
 
     func removed(_ id: UInt32) {
         if id == deviceNode { deviceNode = nil }
+        if let port = ports[id], !port.isOutput, port.node == captureNode() { onCapturePortsReplaced() }
         ports[id] = nil
         for proxy in links.remove(touching: id) { pw_proxy_destroy(proxy) }
     }
