@@ -164,6 +164,25 @@ extension RealServerTests {
                 "\(progress)")
         }
 
+        /// A native app capture on PipeWire, with WirePlumber stopped under it, once the library
+        /// has linked the sink last named itself (after two stalls, 2 s and then 1 s). Stop it
+        /// (`deskaudio_capture_enable(handle, false, false)`) before the rig restarts.
+        static func captureLinkedByTheLibrary(in directory: String) throws -> Capture {
+            let capture = Capture("native app", backend: "pipewire", mic: false, app: true)
+            #expect(waitUntil(seconds: 3) { capture.frames.count >= 50 }, "frames flow")
+            Self.rig("stop-session-manager", directory)
+            let lostAt = MonotonicClock.nowNs()
+            do {
+                try #require(
+                    waitUntil(seconds: 10) { (try? capture.headers()).flatMap { Capture.resumed($0, after: lostAt) } != nil },
+                    "the library links the sink itself while the session manager is gone; its log: \(capture.notices.messages.map(\.text))")
+            } catch {
+                _ = deskaudio_capture_enable(capture.handle, false, false)
+                throw error
+            }
+            return capture
+        }
+
         /// A sink whose ports are replaced under a capture the library linked itself (WirePlumber
         /// gone; here the sink is destroyed and made again under its name, as a returning
         /// session manager that reconfigures an idle sink replaces its monitor ports): the
@@ -172,17 +191,9 @@ extension RealServerTests {
         @Test func aSinkMadeAgainUnderALinkTheLibraryMadeIsLinkedAgainAtOnce() throws {
             let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
             defer { Self.rig("restart", directory) }  // the rig's own sink and a session manager, for the tests after
-            let capture = Capture("native app", backend: "pipewire", mic: false, app: true)
+            let capture = try Self.captureLinkedByTheLibrary(in: directory)
             defer { _ = deskaudio_capture_enable(capture.handle, false, false) }
-            #expect(waitUntil(seconds: 3) { capture.frames.count >= 50 }, "frames flow")
-
-            Self.rig("stop-session-manager", directory)
-            let lostAt = MonotonicClock.nowNs()
-            // Two stalls (2 s, then 1 s), then the library links the sink last named itself.
             let log = { capture.notices.messages.map(\.text) }
-            try #require(
-                waitUntil(seconds: 10) { (try? capture.headers()).flatMap { Capture.resumed($0, after: lostAt) } != nil },
-                "the library links the sink itself while the session manager is gone; its log: \(log())")
             let stallsBefore = capture.stalledEvents.count
 
             let sink = try #require(try Self.nodeID(named: "deskaudio_sink"), "the rig's sink")
@@ -241,16 +252,9 @@ extension RealServerTests {
         @Test func aCaptureTheLibraryLinkedKeepsItsFramesWhenTheSessionManagerReturns() throws {
             let directory = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
             defer { Self.rig("restart", directory) }
-            let capture = Capture("native app", backend: "pipewire", mic: false, app: true)
+            let capture = try Self.captureLinkedByTheLibrary(in: directory)
             defer { _ = deskaudio_capture_enable(capture.handle, false, false) }
-            #expect(waitUntil(seconds: 3) { capture.frames.count >= 50 }, "frames flow")
-
-            Self.rig("stop-session-manager", directory)
-            let lostAt = MonotonicClock.nowNs()
             let log = { capture.notices.messages.map(\.text) }
-            try #require(
-                waitUntil(seconds: 10) { (try? capture.headers()).flatMap { Capture.resumed($0, after: lostAt) } != nil },
-                "the library links the sink itself while the session manager is gone; its log: \(log())")
             Thread.sleep(forTimeInterval: 0.5)
             // (Within 8 s of the exit: the sink is silent while nobody links the player, and the
             // zero gate holds frames back after 800 of silence.)

@@ -45,9 +45,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
 from janus_rig import STEREO, Janus, rtp_ports  # noqa: E402
-from report import record  # noqa: E402
 from signals import block_levels, dropouts, frequency, tone_shift  # noqa: E402
 from stamped_recorder import StampedRecorder  # noqa: E402
+import verdicts  # noqa: E402
+from verdicts import check, failures  # noqa: E402
 from web_rig import Browser, cpu_seconds, rig_environment  # noqa: E402
 
 TONE_DBFS = 20 * np.log10(0.5 / np.sqrt(2))  # the 0.5-amplitude sine played: -9.03 dBFS RMS
@@ -60,19 +61,11 @@ SURROUND_TONES = (500, 700, 900, 60, 1100, 1300)  # Hz, one per channel, each at
 VIEWERS, PROCESSES, FAN_OUT_SECONDS = 20, 4, 45
 RECORDED_SECONDS = 20  # Chromium's sink, with Chromium the only viewer
 CPU_SECONDS = 30  # both senders' CPU, in the fan-out
-failures = []
-
-
-def check(condition, text):
-    print(("ok    " if condition else "FAIL  ") + text, flush=True)
-    if not condition:
-        failures.append(text)
 
 
 def measure(figure, value, unit, at_most, text=""):
-    """A figure a loaded machine bends: into the measurement report (report.py), failed only past
-    its gross budget `at_most`, stated at the call."""
-    check(record("webrtc_test.py", figure, value, unit, at_most), f"{figure}: {value:.3g} {unit} (gross budget {at_most}) {text}")
+    """As verdicts.measure, with three significant digits (the CPU ratios are near 1)."""
+    verdicts.measure(figure, value, unit, at_most, text, digits=".3g")
 
 
 class PageServer:
