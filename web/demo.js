@@ -168,18 +168,9 @@ function connect() {
   if (parameters.get("receive") === "page") return connectOnThePage(url);
   const connection = player.receive(url);
   let reporting = null;
-  connection.onopen = () => {
-    status.textContent = player.running ? "Playing" : "Connected: press Listen";
-    send = (data) => connection.send(data);
-    reporting = setInterval(() => report(send), 1000);
-  };
+  connection.onopen = () => (reporting = opened((data) => connection.send(data)));
   connection.ontext = serverSaid;
-  connection.onclose = () => {
-    clearInterval(reporting);
-    send = null;
-    status.textContent = "Disconnected: reconnecting…";
-    setTimeout(connect, 1000);
-  };
+  connection.onclose = () => closed(reporting);
 }
 
 function connectOnThePage(url) {
@@ -189,12 +180,10 @@ function connectOnThePage(url) {
   let acknowledge = null;
   let newest = null;
   socket.onopen = () => {
-    status.textContent = player.running ? "Playing" : "Connected: press Listen";
-    send = (data) => socket.send(data);
+    reporting = opened((data) => socket.send(data));
     // The newest frame that arrived, 4 times a second: the server stops sending to a browser
     // that falls behind.
     acknowledge = setInterval(() => newest !== null && socket.send(`received ${newest}`), 250);
-    reporting = setInterval(() => report(send), 1000);
   };
   socket.onmessage = (event) => {
     if (typeof event.data === "string") return serverSaid(event.data);
@@ -205,13 +194,23 @@ function connectOnThePage(url) {
       console.warn(error.message);
     }
   };
-  socket.onclose = () => {
-    clearInterval(reporting);
-    clearInterval(acknowledge);
-    send = null;
-    status.textContent = "Disconnected: reconnecting…";
-    setTimeout(connect, 1000);
-  };
+  socket.onclose = () => closed(reporting, acknowledge);
+}
+
+// Either way of receiving, once connected: `sendUp` sends up the connection, and the stats go
+// up it once a second (the timer returned).
+function opened(sendUp) {
+  status.textContent = player.running ? "Playing" : "Connected: press Listen";
+  send = sendUp;
+  return setInterval(() => report(send), 1000);
+}
+
+// Either way, once the connection closed: its timers stopped, and a new one in a second.
+function closed(...timers) {
+  for (const timer of timers) clearInterval(timer);
+  send = null;
+  status.textContent = "Disconnected: reconnecting…";
+  setTimeout(connect, 1000);
 }
 
 // ?busy=MS: the page's own thread kept busy MS ms out of every 50 (the web tests' load).

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from room_simulator import RoomSimulator
+from signals import block_levels
 from stamped_recorder import StampedRecorder
 from verdicts import check, measure
 from web_rig import Browser, Serve, play, silence
@@ -25,19 +26,15 @@ DOUBLE_TALK_AT = 9  # s into the far end (with 4 s of it left after the near end
 ROOM = dict(delay_ms=60, rt60=0.3, seed=5)  # 60 ms plus the simulator's own 30-40 ms
 
 
-def levels(samples):
-    usable = len(samples) // BLOCK * BLOCK
-    return 10 * np.log10(np.mean(samples[:usable].reshape(-1, BLOCK).astype(np.float64) ** 2, axis=1) + 1e-20)
+def block_times(time_of, count):
+    """The CLOCK_MONOTONIC ns of each 10 ms block's first sample of a recording of `count`
+    samples whose time_of(index) gives them: once per recording, for `index_at`."""
+    return np.array([time_of(index) for index in range(0, count, BLOCK)])
 
 
-def index_at(time_of, count, at_ns):
-    """The sample index of a recording whose time_of(index) is CLOCK_MONOTONIC ns, at `at_ns`."""
-    times = np.array([time_of(index) for index in range(0, count, BLOCK)])
+def index_at(times, at_ns):
+    """The sample index (a block's first) at `at_ns`, on a recording's `block_times`."""
     return int(np.clip(np.searchsorted(times, at_ns), 0, len(times) - 1)) * BLOCK
-
-
-def energy_db(samples):
-    return 10 * np.log10(np.mean(np.asarray(samples, dtype=np.float64) ** 2) + 1e-20)
 
 
 def echo_run(deskaudio, host, browser_env, work, mode, far, near, label):
@@ -91,17 +88,18 @@ def judge(mode, mic, mic_time, host_samples, host_time, talks, near):
     """ERLE in far-end-only blocks, the near end alone and in double talk, each against what
     the microphone heard at the same moment: the near end's two talks found in both
     recordings (no canceller removes it), and the host's blocks taken at the lag between."""
-    mic_talks = [locate(mic, near, index_at(mic_time, len(mic), talk), RATE // 2) for talk in talks]
-    host_alone = locate(host_samples, near, index_at(host_time, len(host_samples), talks[1]), RATE // 2)
+    mic_times, host_times = block_times(mic_time, len(mic)), block_times(host_time, len(host_samples))
+    mic_talks = [locate(mic, near, index_at(mic_times, talk), RATE // 2) for talk in talks]
+    host_alone = locate(host_samples, near, index_at(host_times, talks[1]), RATE // 2)
     # Microphone index -> host index: the time map, then the lag the near end alone shows.
-    lag = host_alone - index_at(host_time, len(host_samples), mic_time(mic_talks[1]))
+    lag = host_alone - index_at(host_times, mic_time(mic_talks[1]))
 
     def host_of(mic_index):
-        return index_at(host_time, len(host_samples), mic_time(mic_index)) + lag
+        return index_at(host_times, mic_time(mic_index)) + lag
 
     lag_ms = (host_time(host_alone) - mic_time(mic_talks[1])) / 1e6
-    mic_levels, host_levels = levels(mic), levels(host_samples)
-    near_active = np.flatnonzero(levels(near) > -40)
+    mic_levels, host_levels = block_levels(mic), block_levels(host_samples)
+    near_active = np.flatnonzero(block_levels(near) > -40)
     near_blocks = set()
     for talk in mic_talks:
         near_blocks.update(range(talk // BLOCK - 50, talk // BLOCK + len(near) // BLOCK + 50))
