@@ -59,7 +59,7 @@ typedef struct Settings {
 } Settings;
 
 typedef struct Counts {
-  guint64 buffers, gaps, gap_events, disconts, resyncs, dropped_queue, dropped_early, invalid;
+  guint64 taken, buffers, gaps, gap_events, disconts, resyncs, dropped_queue, dropped_early, invalid;
 } Counts;
 
 struct _GstDeskAudioSrc {
@@ -209,9 +209,11 @@ static void library_close(GstDeskAudioSrc *src) {
   src->capture = NULL;
 }
 
-static guint64 library_frames_gated(GstDeskAudioSrc *src) {
-  deskaudio_stats stats;
-  return deskaudio_capture_get_stats(src->capture, &stats, sizeof stats) == DESKAUDIO_OK ? stats.frames_gated : 0;
+static void library_counts(GstDeskAudioSrc *src, guint64 *delivered, guint64 *gated) {
+  deskaudio_stats stats = {0};
+  (void)(deskaudio_capture_get_stats(src->capture, &stats, sizeof stats) == DESKAUDIO_OK);
+  *delivered = stats.frames_sent - stats.frames_dropped_slow_callback;
+  *gated = stats.frames_gated;
 }
 
 static gint library_pre_skip(GstDeskAudioSrc *src) {
@@ -227,7 +229,7 @@ static guint64 library_now_ns(GstDeskAudioSrc *src) {
 }
 
 static const GstDeskAudioSrcSource library_source = {
-    library_open, library_close, library_frames_gated, library_pre_skip, library_now_ns,
+    library_open, library_close, library_counts, library_pre_skip, library_now_ns,
 };
 
 void gst_deskaudio_src_set_source(GstDeskAudioSrc *src, const GstDeskAudioSrcSource *source) {
@@ -241,6 +243,7 @@ void gst_deskaudio_src_take_frame(GstDeskAudioSrc *src, const guint8 *frame, gsi
   gboolean valid = deskaudio_parse_frame(frame, len, &info, sizeof info) == DESKAUDIO_OK;
   GstBuffer *buffer = valid ? gst_buffer_new_memdup(frame, len) : NULL;
   g_mutex_lock(&src->lock);
+  src->counts.taken++;
   if (!valid) {
     src->counts.invalid++;
   } else {
@@ -281,12 +284,19 @@ static void push_gap(GstDeskAudioSrc *src, guint64 from_sample, guint64 to_sampl
   g_mutex_unlock(&src->lock);
 }
 
-/* Frames the zero gate held back since the last look are a gap: say so downstream now. */
+/* Frames the zero gate held back since the last look are a gap: said downstream now, once
+ * every frame sent before them is here (delivery runs behind the gate's count; the count
+ * read twice around an unchanged `delivered` is one snapshot of the library's stats). */
 static void cover_gated_silence(GstDeskAudioSrc *src) {
   Timeline *t = &src->timeline;
   if (!t->anchored) return;
-  guint64 gated = src->source->frames_gated(src);
-  if (gated <= t->gated_seen) return;
+  guint64 delivered, gated, delivered_after, gated_after;
+  src->source->counts(src, &delivered, &gated);
+  src->source->counts(src, &delivered_after, &gated_after);
+  g_mutex_lock(&src->lock);
+  gboolean all_here = src->counts.taken >= delivered_after && g_queue_is_empty(&src->frames);
+  g_mutex_unlock(&src->lock);
+  if (delivered != delivered_after || !all_here || gated <= t->gated_seen) return;
   guint64 frames = gated - t->gated_seen;
   t->gated_seen = gated;
   push_gap(src, t->next_sample, t->next_sample + frames * t->frame_samples);
@@ -440,7 +450,8 @@ static GstBuffer *stamp(GstDeskAudioSrc *src, GstBuffer *frame, gboolean lost) {
   t->next_sample = info.sample_clock + info.frame_samples;
   t->next_sequence = info.sequence + 1;
   t->frame_samples = info.frame_samples;
-  t->gated_seen = src->source->frames_gated(src);
+  guint64 delivered;
+  src->source->counts(src, &delivered, &t->gated_seen);
   measure_latency(src, running_now - (GstClockTimeDiff)pts);
   g_mutex_lock(&src->lock);
   src->counts.buffers++;
@@ -491,7 +502,8 @@ static gboolean gst_deskaudio_src_start(GstBaseSrc *base) {
     g_error_free(error);
     return FALSE;
   }
-  src->timeline.gated_seen = src->source->frames_gated(src);
+  guint64 delivered;
+  src->source->counts(src, &delivered, &src->timeline.gated_seen);
   return TRUE;
 }
 

@@ -15,12 +15,14 @@ GST_ELEMENT_REGISTER_DECLARE(deskaudiosrc);
 
 /* Where the element's frames come from: the library (the default), or a test's script.
  * `open` starts capture (frames then arrive through gst_deskaudio_src_take_frame() on any
- * thread) or returns FALSE with `*error` set; `frames_gated` is the capture's
- * deskaudio_stats.frames_gated; `now_ns` is CLOCK_MONOTONIC, the clock capture times are on. */
+ * thread) or returns FALSE with `*error` set; `counts` gives the capture's frames held back
+ * by the zero gate and the frames it handed over for delivery (sent, less those a slow
+ * callback lost), `gated` read after `delivered`; `now_ns` is CLOCK_MONOTONIC, the clock
+ * capture times are on. */
 typedef struct GstDeskAudioSrcSource {
   gboolean (*open)(GstDeskAudioSrc *src, GError **error);
   void (*close)(GstDeskAudioSrc *src);
-  guint64 (*frames_gated)(GstDeskAudioSrc *src);
+  void (*counts)(GstDeskAudioSrc *src, guint64 *delivered, guint64 *gated);
   gint (*pre_skip)(GstDeskAudioSrc *src);
   guint64 (*now_ns)(GstDeskAudioSrc *src);
 } GstDeskAudioSrcSource;

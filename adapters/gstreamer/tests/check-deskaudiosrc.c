@@ -14,7 +14,7 @@
 #define PRE_SKIP 312
 
 static struct {
-  gint gated;  /* atomic: the streaming thread polls it */
+  gint gated, delivered;  /* atomic: the streaming thread polls them */
   guint64 now_ns;
   gboolean refuse;
 } script;
@@ -25,10 +25,14 @@ static gboolean scripted_open(GstDeskAudioSrc *src, GError **error) {
   return !script.refuse;
 }
 static void scripted_close(GstDeskAudioSrc *src) { (void)src; }
-static guint64 scripted_frames_gated(GstDeskAudioSrc *src) { (void)src; return (guint64)g_atomic_int_get(&script.gated); }
+static void scripted_counts(GstDeskAudioSrc *src, guint64 *delivered, guint64 *gated) {
+  (void)src;
+  *delivered = (guint64)g_atomic_int_get(&script.delivered);
+  *gated = (guint64)g_atomic_int_get(&script.gated);
+}
 static gint scripted_pre_skip(GstDeskAudioSrc *src) { (void)src; return PRE_SKIP; }
 static guint64 scripted_now_ns(GstDeskAudioSrc *src) { (void)src; return script.now_ns; }
-static const GstDeskAudioSrcSource scripted = {scripted_open, scripted_close, scripted_frames_gated, scripted_pre_skip,
+static const GstDeskAudioSrcSource scripted = {scripted_open, scripted_close, scripted_counts, scripted_pre_skip,
                                                scripted_now_ns};
 
 typedef struct Frame {
@@ -265,6 +269,38 @@ GST_START_TEST(the_gates_silence_goes_downstream_as_gaps_on_the_grid) {
 }
 GST_END_TEST;
 
+/* The gate's count runs ahead of delivery: frames it held back after a frame still on its
+ * way are a gap only once that frame is here, and the gap starts after it. */
+GST_START_TEST(gated_frames_wait_for_the_frames_sent_before_them) {
+  setup();
+  const GstClockTime t0 = 6 * GST_SECOND;
+  const guint64 run0 = gst_util_uint64_scale_round(t0, 48000, GST_SECOND);
+  for (guint k = 0; k < 3; k++) {
+    Frame f = {.sequence = k, .sample_clock = 480 * k, .capture_running_ns = t0 + k * FRAME_NS};
+    gst_buffer_unref(push(&f, t0 + (k + 1) * FRAME_NS));
+  }
+  gaps_waiting();
+  g_atomic_int_set(&script.delivered, 4);
+  g_atomic_int_set(&script.gated, 5);
+  gst_deskaudio_src_wake(src);
+  g_usleep(60000);  /* three of the element's looks at the count */
+  fail_unless_equals_int(gaps_waiting(), 0);
+  Frame last = {.sequence = 3, .sample_clock = 3 * 480, .capture_running_ns = t0 + 3 * FRAME_NS};
+  GstBuffer *b = push(&last, t0 + 4 * FRAME_NS);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(b), sample_time(run0 + 3 * 480));
+  fail_unless(!GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DISCONT));
+  gst_buffer_unref(b);
+  /* the count read with that frame is taken as seen: only what the gate holds back later is a gap */
+  g_atomic_int_set(&script.gated, 7);
+  gst_deskaudio_src_wake(src);
+  GstClockTime start, duration;
+  pull_gap(&start, &duration);
+  fail_unless_equals_uint64(start, sample_time(run0 + 4 * 480));
+  fail_unless_equals_uint64(start + duration, sample_time(run0 + 6 * 480));
+  teardown();
+}
+GST_END_TEST;
+
 /* TIME_STEP: timestamps start again from the frame's capture time, with DISCONT. */
 GST_START_TEST(a_time_step_sets_the_timestamps_to_the_capture_time_again) {
   setup();
@@ -491,6 +527,7 @@ static Suite *deskaudiosrc_suite(void) {
   tcase_add_test(t, caps_carry_opus_head_and_tags_as_streamheader);
   tcase_add_test(t, surround_caps_take_the_frames_streams_and_vorbis_order_mapping);
   tcase_add_test(t, the_gates_silence_goes_downstream_as_gaps_on_the_grid);
+  tcase_add_test(t, gated_frames_wait_for_the_frames_sent_before_them);
   tcase_add_test(t, a_time_step_sets_the_timestamps_to_the_capture_time_again);
   tcase_add_test(t, drift_past_the_alignment_threshold_realigns_once);
   tcase_add_test(t, a_frame_length_change_keeps_the_timeline);

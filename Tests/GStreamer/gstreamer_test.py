@@ -1,0 +1,238 @@
+"""deskaudiosrc in real pipelines against the audio server this process's environment points
+at (scripts/test-gstreamer starts it): a stereo tone (1 kHz left, 1.5 kHz right, half scale)
+played into the default sink, recorded through the element and judged on what a loaded machine
+cannot bend: each channel's frequency and level, no 10 ms block missing, the length to the
+sample; Ogg Opus that ffmpeg plays; RTP that ffmpeg plays from an SDP, timestamps exactly one
+frame apart; the zero gate's silence as GAP events that tile the timeline exactly.
+
+  gstreamer_test.py PLUGIN_DIR SINK [--backend NAME] [--only tone ogg rtp gate]
+"""
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
+from signals import RATE, block_levels, frequency  # noqa: E402
+from verdicts import check, failures  # noqa: E402
+
+HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS
+LEFT_HZ, RIGHT_HZ = 1000, 1500
+PRE_SKIP = 120  # libopus's look-ahead at 48 kHz: the OpusHead's pre-skip at the default settings
+
+
+def gst_launch(pipeline, timeout=30, verbose=False):
+    command = ["gst-launch-1.0", "-e"] + (["-v"] if verbose else []) + pipeline.split()
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
+def play_tone(sink, seconds, path):
+    subprocess.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", str(seconds),
+                    "sine", str(LEFT_HZ), "sine", str(RIGHT_HZ), "vol", "0.5"], check=True)
+    return subprocess.Popen(["paplay", f"--device={sink}", path])
+
+
+def read_f32(path, offset=0):
+    return np.fromfile(path, dtype="<f4", offset=offset).reshape(-1, 2)
+
+
+def judge_tone(name, pcm, expect_samples=None):
+    """Each channel's frequency and level, and every 10 ms block there."""
+    if expect_samples is not None:
+        check(len(pcm) == expect_samples, f"{name}: {len(pcm)} samples a channel, as the buffers pushed say "
+                                          f"({expect_samples})")
+    body = pcm[960:]  # the decoder's first 20 ms
+    for channel, hz in ((0, LEFT_HZ), (1, RIGHT_HZ)):
+        samples = body[:, channel]
+        if len(samples) < 2 * RATE:
+            check(False, f"{name}: channel {channel}: only {len(samples)} samples")
+            continue
+        found = frequency(samples)
+        check(abs(found - hz) < 2, f"{name}: channel {channel} at {found:.1f} Hz (played {hz})")
+        level = 10 * np.log10(np.mean(samples.astype(np.float64) ** 2))
+        check(abs(level - HALF_SCALE_RMS_DB) <= 1, f"{name}: channel {channel} at {level:.2f} dBFS "
+                                                   f"(played {HALF_SCALE_RMS_DB:.2f}, within 1 dB)")
+        levels = block_levels(samples)
+        weak = np.flatnonzero(levels < HALF_SCALE_RMS_DB - 3)
+        check(len(weak) == 0, f"{name}: channel {channel}: {len(levels)} blocks of 10 ms, "
+                              f"{len(weak)} more than 3 dB down {weak[:5].tolist()}")
+
+
+def tone_through_opusdec(plugin_args, sink, work):
+    """The README's pipeline: deskaudiosrc ! opusdec ! wavenc, 6 s of a tone that plays on."""
+    player = play_tone(sink, 12, os.path.join(work, "tone.wav"))
+    time.sleep(1.0)
+    out = os.path.join(work, "opusdec.raw")
+    result = gst_launch(f"deskaudiosrc {plugin_args} num-buffers=600 ! opusdec ! audioconvert ! "
+                        f"audio/x-raw,format=F32LE,channels=2 ! filesink location={out}")
+    player.kill()
+    check(result.returncode == 0, f"tone: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    if result.returncode == 0:
+        judge_tone("tone", read_f32(out), expect_samples=600 * 480 - PRE_SKIP)
+
+
+def ogg_in_ffmpeg(sink, work):
+    player = play_tone(sink, 8, os.path.join(work, "tone.wav"))
+    time.sleep(1.0)
+    path = os.path.join(work, "capture.opus")
+    result = gst_launch(f"deskaudiosrc num-buffers=400 ! oggmux ! filesink location={path}")
+    player.kill()
+    check(result.returncode == 0, f"ogg: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    decoded = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "f32le", "-ac", "2", "-ar", "48000", "-"],
+                             capture_output=True, timeout=30)
+    check(decoded.returncode == 0, f"ogg: ffmpeg decoded it {decoded.stderr.decode()[-300:]}")
+    pcm = np.frombuffer(decoded.stdout, dtype="<f4").reshape(-1, 2)
+    judge_tone("ogg (ffmpeg)", pcm, expect_samples=400 * 480 - PRE_SKIP)
+
+
+def rtp_in_ffmpeg(sink, work):
+    """rtpopuspay's packets to a socket of ours (timestamps) and to ffmpeg (from an SDP)."""
+    ours, theirs = socket.socket(socket.AF_INET, socket.SOCK_DGRAM), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    ours.bind(("127.0.0.1", 0))
+    theirs.bind(("127.0.0.1", 0))
+    ffmpeg_port = theirs.getsockname()[1]
+    theirs.close()
+    sdp = os.path.join(work, "stream.sdp")
+    with open(sdp, "w") as f:
+        f.write("v=0\no=- 0 0 IN IP4 127.0.0.1\ns=deskaudiosrc\nc=IN IP4 127.0.0.1\nt=0 0\n"
+                f"m=audio {ffmpeg_port} RTP/AVP 96\na=rtpmap:96 opus/48000/2\na=fmtp:96 sprop-stereo=1\n")
+    out = os.path.join(work, "rtp.raw")
+    ffmpeg = subprocess.Popen(["ffmpeg", "-v", "error", "-protocol_whitelist", "file,udp,rtp", "-i", sdp,
+                               "-f", "f32le", "-ac", "2", "-ar", "48000", "-y", out], stdin=subprocess.DEVNULL)
+    packets = []
+    ours.settimeout(1.0)
+
+    def receive():
+        while True:
+            try:
+                packets.append(ours.recv(2048))
+            except socket.timeout:
+                if packets:
+                    return
+    receiver = threading.Thread(target=receive)
+    receiver.start()
+    player = play_tone(sink, 10, os.path.join(work, "tone.wav"))
+    time.sleep(1.5)
+    port = ours.getsockname()[1]
+    result = gst_launch(f"deskaudiosrc num-buffers=500 ! rtpopuspay pt=96 ! "
+                        f"multiudpsink clients=127.0.0.1:{port},127.0.0.1:{ffmpeg_port}")
+    player.kill()
+    receiver.join(timeout=10)
+    time.sleep(0.5)
+    ffmpeg.terminate()
+    ffmpeg.wait(timeout=10)
+    check(result.returncode == 0, f"rtp: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    sequences = [int.from_bytes(p[2:4], "big") for p in packets]
+    stamps = [int.from_bytes(p[4:8], "big") for p in packets]
+    steps = sorted(set((b - a) % 2**32 for a, b in zip(stamps, stamps[1:])))
+    check(len(packets) == 500, f"rtp: {len(packets)} packets (500 buffers)")
+    check(all((b - a) % 65536 == 1 for a, b in zip(sequences, sequences[1:])), "rtp: sequence numbers consecutive")
+    check(steps == [480], f"rtp: timestamps exactly one frame apart (steps seen: {steps})")
+    if os.path.exists(out):
+        judge_tone("rtp (ffmpeg)", read_f32(out))
+    else:
+        check(False, "rtp: ffmpeg wrote nothing")
+
+
+TIME = r"(\d+):(\d\d):(\d\d)\.(\d{9})"
+
+
+def ns(match, at):
+    h, m, s, n = (int(match.group(at + i)) for i in range(4))
+    return ((h * 60 + m) * 60 + s) * 1_000_000_000 + n
+
+
+def gate_as_gaps(sink, work):
+    """2.5 ms frames (the gate closes after 2 s of zeros): a tone, 3.5 s of nothing, a tone."""
+    buffer_line = re.compile(r"chain .*pts: " + TIME + r", duration: " + TIME + r", offset: (\d+), offset_end: +(\d+), "
+                             r"flags: [0-9a-f]+ ([a-z -]*)")
+    gap_line = re.compile(r"type: gap .*timestamp=\(guint64\)(\d+), duration=\(guint64\)(\d+)")
+    tone = os.path.join(work, "short.wav")
+    subprocess.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", tone, "synth", "0.3", "sine", "1000",
+                    "vol", "0.5"], check=True)
+
+    def play_later(delay):
+        time.sleep(delay)
+        subprocess.run(["paplay", f"--device={sink}", tone])
+    players = [threading.Thread(target=play_later, args=(d,)) for d in (0.5, 4.6)]
+    for p in players:
+        p.start()
+    # 400 frames a second: 5.4 s of sent frames (2.8 s before the gate, the rest after)
+    result = gst_launch("deskaudiosrc frame-size=2 num-buffers=1700 ! identity silent=false ! fakesink",
+                        timeout=40, verbose=True)
+    for p in players:
+        p.join()
+    check(result.returncode == 0, f"gate: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    spans, gaps, resumed, off_grid = [], [], [], []
+    first = None
+    for line in result.stdout.splitlines():
+        if (b := buffer_line.search(line)):
+            pts, duration, offset = ns(b, 1), ns(b, 5), int(b.group(9))
+            spans.append((pts, pts + duration, "buffer"))
+            first = first or (round(pts * RATE / 1e9), offset)
+            if pts != -(-(first[0] + offset - first[1]) * 1_000_000_000 // RATE):
+                off_grid.append((offset, pts))
+            if "discont" in b.group(11) and len(spans) > 1:
+                resumed.append((int(b.group(9)), pts))
+        elif (g := gap_line.search(line.replace("\\", ""))):
+            start, duration = int(g.group(1)), int(g.group(2))
+            gaps.append((start, duration))
+            spans.append((start, start + duration, "gap"))
+    holes = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] != a[1]]
+    gap_seconds = sum(d for _, d in gaps) / 1e9
+    check(len(resumed) == 1, f"gate: sound came back once, with DISCONT ({len(resumed)}: {resumed[:3]})")
+    check(len(gaps) > 0 and 1.0 < gap_seconds < 3.0, f"gate: {len(gaps)} GAP events, {gap_seconds:.3f} s of silence")
+    check(not off_grid, f"gate: every buffer's PTS on the first one's sample grid, by its offset "
+                        f"({len(off_grid)} off: {off_grid[:2]})")
+    check(not holes, f"gate: buffers and gaps tile the timeline to the nanosecond ({len(holes)} breaks: "
+                     f"{holes[:2]})")
+
+
+def no_server(plugin_dir):
+    """With no audio server to reach: an error on the bus that says so, not a hang."""
+    with tempfile.TemporaryDirectory() as empty:
+        env = {k: v for k, v in os.environ.items() if k not in ("PULSE_SERVER", "PIPEWIRE_REMOTE")}
+        env.update(XDG_RUNTIME_DIR=empty, GST_PLUGIN_PATH=plugin_dir)
+        started = time.monotonic()
+        result = subprocess.run(["gst-launch-1.0", "deskaudiosrc", "!", "fakesink"], capture_output=True, text=True,
+                                timeout=30, env=env)
+        took = time.monotonic() - started
+    text = result.stdout + result.stderr
+    check(result.returncode != 0 and "Could not capture the machine's sound" in text and "server" in text,
+          f"no server: gst-launch failed ({result.returncode}) with the library's reason, in {took:.1f} s: "
+          f"{[l for l in text.splitlines() if 'ERROR' in l][:1]}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("plugin_dir")
+    parser.add_argument("sink")
+    parser.add_argument("--backend", default="")
+    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "no-server"])
+    args = parser.parse_args()
+    os.environ["GST_PLUGIN_PATH"] = args.plugin_dir
+    backend = f"backend={args.backend}" if args.backend else ""
+    with tempfile.TemporaryDirectory() as work:
+        for name, run in (("tone", lambda: tone_through_opusdec(backend, args.sink, work)),
+                          ("ogg", lambda: ogg_in_ffmpeg(args.sink, work)),
+                          ("rtp", lambda: rtp_in_ffmpeg(args.sink, work)),
+                          ("gate", lambda: gate_as_gaps(args.sink, work)),
+                          ("no-server", lambda: no_server(args.plugin_dir))):
+            if name in args.only:
+                started = time.monotonic()
+                run()
+                print(f"      ({name}: {time.monotonic() - started:.1f} s)", flush=True)
+    if failures:
+        print(f"gstreamer_test: {len(failures)} failed", flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
