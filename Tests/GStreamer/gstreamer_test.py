@@ -3,9 +3,10 @@ at (scripts/test-gstreamer starts it): a stereo tone (1 kHz left, 1.5 kHz right,
 played into the default sink, recorded through the element and judged on what a loaded machine
 cannot bend: each channel's frequency and level, no 10 ms block missing, the length to the
 sample; Ogg Opus that ffmpeg plays; RTP that ffmpeg plays from an SDP, timestamps exactly one
-frame apart; the zero gate's silence as GAP events that tile the timeline exactly.
+frame apart; 5.1 with each channel's tone in its place; the zero gate's silence as GAP events that tile the timeline exactly; and, measured
+into the report, its CPU beside `pulsesrc ! opusenc` at the same settings.
 
-  gstreamer_test.py PLUGIN_DIR SINK [--backend NAME] [--only tone ogg rtp gate]
+  gstreamer_test.py PLUGIN_DIR SINK [--backend NAME] [--only tone ogg rtp gate surround no-server cpu]
 """
 import argparse
 import os
@@ -21,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
 from signals import RATE, block_levels, frequency  # noqa: E402
-from verdicts import check, failures  # noqa: E402
+from verdicts import check, failures, measure  # noqa: E402
 
 HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS
 LEFT_HZ, RIGHT_HZ = 1000, 1500
@@ -195,6 +196,71 @@ def gate_as_gaps(sink, work):
                      f"{holes[:2]})")
 
 
+SURROUND_TONES = [500, 700, 900, 60, 1100, 1300]  # FL FR FC LFE RL RR, as the library's surround tests
+SURROUND_POSITIONS = "front-left,front-right,front-center,lfe,rear-left,rear-right"
+
+
+def surround_in_place(work):
+    """A 5.1 sink, a tone of its own in each channel (-15.05 dBFS), recorded with channels=6
+    from that sink and decoded by opusdec: each tone in its own channel, at its level."""
+    load = subprocess.run(["pactl", "load-module", "module-null-sink", "sink_name=deskaudio_surround6", "channels=6",
+                           f"channel_map={SURROUND_POSITIONS}"], capture_output=True, text=True, timeout=10)
+    check(load.returncode == 0, f"surround: a 5.1 null sink ({load.stderr.strip()})")
+    tones = np.stack([0.25 * np.sin(2 * np.pi * hz * np.arange(10 * RATE) / RATE) for hz in SURROUND_TONES], axis=1)
+    raw = os.path.join(work, "surround.f32")
+    tones.astype("<f4").tofile(raw)
+    player = subprocess.Popen(["pacat", "--playback", "--raw", "--format=float32le", "--rate=48000", "--channels=6",
+                               f"--channel-map={SURROUND_POSITIONS}", "--device=deskaudio_surround6", raw])
+    time.sleep(1.0)
+    out = os.path.join(work, "surround.raw")
+    result = gst_launch(f"deskaudiosrc device=deskaudio_surround6 channels=6 num-buffers=400 ! opusdec ! audioconvert ! "
+                        f"audio/x-raw,format=F32LE,channels=6 ! filesink location={out}")
+    player.kill()
+    subprocess.run(["pactl", "unload-module", load.stdout.strip()], timeout=10)
+    check(result.returncode == 0, f"surround: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    if result.returncode != 0:
+        return
+    pcm = np.fromfile(out, dtype="<f4").reshape(-1, 6)[960:]
+    level_db = 20 * np.log10(0.25 / np.sqrt(2))
+    for channel, hz in enumerate(SURROUND_TONES):
+        spectrum = np.abs(np.fft.rfft(pcm[:RATE, channel] * np.hanning(RATE)))
+        peak = int(np.argmax(spectrum))  # 1 Hz bins
+        level = 10 * np.log10(np.mean(pcm[:, channel].astype(np.float64) ** 2))
+        check(abs(peak - hz) <= 1 and abs(level - level_db) <= 1,
+              f"surround: channel {channel} carries {peak} Hz at {level:.2f} dBFS (played {hz} Hz at {level_db:.2f})")
+
+
+def cpu_beside_pulsesrc(sink, work, rounds=3):
+    """CPU of deskaudiosrc against `pulsesrc ! opusenc` at the same settings (10 ms frames, 128 kbit/s
+    restricted low delay, complexity 10), each 6 s of a tone into fakesink, rounds alternating;
+    a whole gst-launch each, less the CPU of one that starts and stops at once (its median)."""
+    player = play_tone(sink, 8 * rounds * 2 + 4, os.path.join(work, "tone.wav"))
+    time.sleep(1.0)
+    pipelines = {
+        "deskaudiosrc": "deskaudiosrc num-buffers=600 ! fakesink",
+        "start-up": "fakesrc num-buffers=1 ! fakesink",
+        "pulsesrc ! opusenc": f"pulsesrc device={sink}.monitor num-buffers=600 ! "
+                              "audio/x-raw,rate=48000,channels=2,format=S16LE ! opusenc audio-type=restricted-lowdelay "
+                              "frame-size=10 bitrate=128000 complexity=10 ! fakesink",
+    }
+    seconds = {name: [] for name in pipelines}
+    for _ in range(rounds):
+        for name, pipeline in pipelines.items():
+            before = os.times()
+            result = gst_launch(pipeline)
+            after = os.times()
+            check(result.returncode == 0, f"cpu: {name} ran ({result.returncode}) {result.stderr[-200:]}")
+            seconds[name].append((after.children_user + after.children_system
+                                  - before.children_user - before.children_system))
+    player.kill()
+    start_up = np.median(seconds["start-up"])
+    ours, theirs = (100 * (np.median(seconds[name]) - start_up) / 6.0 for name in ("deskaudiosrc", "pulsesrc ! opusenc"))
+    print(f"      cpu: deskaudiosrc {ours:.2f} % of a core, pulsesrc ! opusenc {theirs:.2f} % (median of {rounds}; "
+          f"CPU s in 10 ms ticks: { {k: [round(x, 2) for x in v] for k, v in seconds.items()} })", flush=True)
+    measure("deskaudiosrc CPU, % of a core", ours, "%", 10, digits=".2f")
+    measure("pulsesrc ! opusenc CPU beside it, % of a core", theirs, "%", 50, digits=".2f")
+
+
 def no_server(plugin_dir):
     """With no audio server to reach: an error on the bus that says so, not a hang."""
     with tempfile.TemporaryDirectory() as empty:
@@ -215,7 +281,7 @@ def main():
     parser.add_argument("plugin_dir")
     parser.add_argument("sink")
     parser.add_argument("--backend", default="")
-    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "no-server"])
+    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "no-server", "cpu"])
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = args.plugin_dir
     backend = f"backend={args.backend}" if args.backend else ""
@@ -224,7 +290,9 @@ def main():
                           ("ogg", lambda: ogg_in_ffmpeg(args.sink, work)),
                           ("rtp", lambda: rtp_in_ffmpeg(args.sink, work)),
                           ("gate", lambda: gate_as_gaps(args.sink, work)),
-                          ("no-server", lambda: no_server(args.plugin_dir))):
+                          ("surround", lambda: surround_in_place(work)),
+                          ("no-server", lambda: no_server(args.plugin_dir)),
+                          ("cpu", lambda: cpu_beside_pulsesrc(args.sink, work))):
             if name in args.only:
                 started = time.monotonic()
                 run()
