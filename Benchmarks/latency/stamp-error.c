@@ -27,7 +27,8 @@
  * counts the frames more than 0.05 ms off), the bursts after which the capture's sample
  * count against the player's moved (sample_slips: audio the capture path lost or gained
  * between two bursts, and how many samples in all; each burst's line shows the count), and
- * deskaudio_get_clock()'s mapping:
+ * deskaudio_get_clock()'s mapping (each burst's line ends with its true time, true_ns, for
+ * other recorders of the same sink to be judged against):
  *   stamp_ms backend=pipewire frame_us=10000 quantum=256 capture_quantum=0 n=200 missed=0 error_p50=0.000
  *     error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10 latency_p50=10.03
  *     latency_p99=16.40 latency_max=17.26
@@ -242,8 +243,8 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
             }
             probe.last_offset = offset;
             probe.have_offset = 1;
-            printf("burst %d: stamp error %+.3f ms, latency %.2f ms, capture-player samples %lld\n",
-                   atomic_load(&probe.pending_click), probe.errors_ms[n], probe.latencies_ms[n], offset);
+            printf("burst %d: stamp error %+.3f ms, latency %.2f ms, capture-player samples %lld, true_ns %lld\n",
+                   atomic_load(&probe.pending_click), probe.errors_ms[n], probe.latencies_ms[n], offset, true_ns);
             atomic_store(&probe.heard, n + 1);
         }
         atomic_store(&probe.heard_click, atomic_load(&probe.pending_click));

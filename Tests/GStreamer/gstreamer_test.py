@@ -230,6 +230,67 @@ def surround_in_place(work):
               f"surround: channel {channel} carries {peak} Hz at {level:.2f} dBFS (played {hz} Hz at {level_db:.2f})")
 
 
+def sync_in_matroska(stamp_probe, sink, work):
+    """Bursts played through stamp-error's own PipeWire stream, whose graph clock tells when
+    each reached the sink, recorded by deskaudiosrc (and, beside it, by pulsesrc ! opusenc on
+    the system clock) into Matroska with live video; each burst's decoded PTS plus the
+    pipeline's base time against that true time."""
+    sources = {
+        "deskaudiosrc": "deskaudiosrc",
+        "pulsesrc ! opusenc": f"pulsesrc device={sink}.monitor provide-clock=false ! "
+                              "audio/x-raw,rate=48000,channels=2,format=S16LE ! "
+                              "opusenc audio-type=restricted-lowdelay frame-size=10 bitrate=128000",
+    }
+    for name, source in sources.items():
+        mkv = os.path.join(work, "sync.mkv")
+        env = dict(os.environ, GST_DEBUG="pipeline:5", GST_DEBUG_NO_COLOR="1")
+        recorder = subprocess.Popen(
+            ["gst-launch-1.0", "-e"] + f"{source} ! queue ! matroskamux name=mux ! filesink location={mkv} "
+            "videotestsrc is-live=true ! video/x-raw,width=160,height=120,framerate=30/1 ! jpegenc ! queue ! mux."
+            .split(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(1.5)
+        probe = subprocess.run([stamp_probe, "20", "200"], capture_output=True, text=True, timeout=60)
+        time.sleep(0.5)
+        recorder.send_signal(2)
+        _, log = recorder.communicate(timeout=20)
+        truths = [int(t) for t in re.findall(r"true_ns (\d+)", probe.stdout)]
+        base = re.findall(r"base_time (\d+):(\d\d):(\d\d)\.(\d{9})", log)
+        check(recorder.returncode == 0 and len(truths) >= 15 and base,
+              f"sync ({name}): recorded, {len(truths)} bursts' true times, base time found ({probe.stderr[-200:]})")
+        if not (truths and base):
+            continue
+        h, m, sec, n = (int(x) for x in base[0])
+        base_ns = ((h * 60 + m) * 60 + sec) * 1_000_000_000 + n
+        decoded = gst_launch(f"filesrc location={mkv} ! matroskademux ! opusdec ! audioconvert ! "
+                             f"audio/x-raw,format=F32LE,channels=2 ! identity silent=false ! "
+                             f"filesink location={mkv}.raw", verbose=True)
+        stamps = [ns(b, 1) for b in re.finditer(r"chain .*pts: " + TIME, decoded.stdout)]
+        sizes = [int(x) for x in re.findall(r"chain .*?\((\d+) bytes", decoded.stdout)]
+        pcm = np.fromfile(f"{mkv}.raw", dtype="<f4").reshape(-1, 2)[:, 0]
+        # each sample's PTS: its buffer's, plus its place in it
+        starts = np.cumsum([0] + [size // 8 for size in sizes])
+        sample_pts = np.zeros(len(pcm), dtype=np.int64)
+        for pts, first, last in zip(stamps, starts, starts[1:]):
+            sample_pts[first:last] = pts + (np.arange(last - first) * 1_000_000_000) // RATE
+        loud = np.flatnonzero(np.abs(pcm) > 0.3)
+        onsets = [int(i) for k, i in enumerate(loud) if k == 0 or i - loud[k - 1] > RATE // 20]
+        errors = []
+        for truth in truths:
+            heard = [sample_pts[i] + base_ns - truth for i in onsets]
+            nearest = min(heard, key=abs) if heard else None
+            if nearest is not None and abs(nearest) < 50_000_000:
+                errors.append(nearest / 1e6)
+        check(len(errors) == len(truths), f"sync ({name}): {len(errors)} of {len(truths)} bursts found in the file")
+        if errors:
+            median, worst = float(np.median(errors)), float(np.max(np.abs(errors)))
+            print(f"      sync ({name}): decoded PTS + base time - true time: median {median:+.2f} ms, "
+                  f"worst {worst:.2f} ms over {len(errors)} bursts", flush=True)
+            if name == "deskaudiosrc":
+                check(worst <= 2.0, f"sync: every burst within 2 ms of when it was played (worst {worst:.2f} ms)")
+            else:
+                measure(f"sync error of {name} beside deskaudiosrc, worst", worst, "ms", 1000, digits=".2f")
+
+
 def cpu_beside_pulsesrc(sink, work, rounds=3):
     """CPU of deskaudiosrc against `pulsesrc ! opusenc` at the same settings (10 ms frames, 128 kbit/s
     restricted low delay, complexity 10), each 6 s of a tone into fakesink, rounds alternating;
@@ -281,7 +342,8 @@ def main():
     parser.add_argument("plugin_dir")
     parser.add_argument("sink")
     parser.add_argument("--backend", default="")
-    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "no-server", "cpu"])
+    parser.add_argument("--stamp-probe", default=".build/stamp-error")
+    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "sync", "no-server", "cpu"])
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = args.plugin_dir
     backend = f"backend={args.backend}" if args.backend else ""
@@ -291,6 +353,7 @@ def main():
                           ("rtp", lambda: rtp_in_ffmpeg(args.sink, work)),
                           ("gate", lambda: gate_as_gaps(args.sink, work)),
                           ("surround", lambda: surround_in_place(work)),
+                          ("sync", lambda: sync_in_matroska(args.stamp_probe, args.sink, work)),
                           ("no-server", lambda: no_server(args.plugin_dir)),
                           ("cpu", lambda: cpu_beside_pulsesrc(args.sink, work))):
             if name in args.only:

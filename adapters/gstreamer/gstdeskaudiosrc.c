@@ -45,6 +45,7 @@ typedef struct Timeline {
   gboolean clip;              /* the next buffer starts an encoder: pre-skip to clip */
   gboolean have_layout;
   Layout layout;
+  gint pre_skip;              /* the layout's encoder look-ahead, samples */
   GstClockTime latency;
   gboolean latency_measured;
   GstClockTimeDiff delays[LATENCY_WINDOW];
@@ -391,17 +392,9 @@ static GstBuffer *stamp(GstDeskAudioSrc *src, GstBuffer *frame, gboolean lost) {
   gst_object_unref(clock);
   GstClockTime base = gst_element_get_base_time(GST_ELEMENT(src));
   GstClockTimeDiff running_now = GST_CLOCK_DIFF(base, clock_now);
-  GstClockTimeDiff captured = running_now - GST_CLOCK_DIFF(info.capture_time_ns, src->source->now_ns(src));
-  if (captured < 0) {  /* sounded before the pipeline's running time began */
-    g_mutex_lock(&src->lock);
-    src->counts.dropped_early++;
-    g_mutex_unlock(&src->lock);
-    return NULL;
-  }
-
   if (!t->have_layout || memcmp(&layout, &t->layout, sizeof layout) != 0) {
-    gint pre_skip = src->source->pre_skip(src);
-    GstCaps *caps = caps_of(&layout, pre_skip);
+    t->pre_skip = src->source->pre_skip(src);
+    GstCaps *caps = caps_of(&layout, t->pre_skip);
     if (!caps || !gst_base_src_set_caps(GST_BASE_SRC(src), caps)) {
       GST_ELEMENT_ERROR(src, CORE, NEGOTIATION, ("Downstream does not take %d-channel Opus", layout.channels), (NULL));
       gst_clear_caps(&caps);
@@ -410,6 +403,17 @@ static GstBuffer *stamp(GstDeskAudioSrc *src, GstBuffer *frame, gboolean lost) {
     gst_caps_unref(caps);
     t->clip = t->discont = TRUE;
     t->have_layout = TRUE, t->layout = layout;
+  }
+
+  /* A packet's PTS is its decoded output's: the encoder's look-ahead (pre-skip) earlier than
+   * the frame's first sample, which the decoder gives out pre-skip samples later. */
+  GstClockTimeDiff captured = running_now - GST_CLOCK_DIFF(info.capture_time_ns, src->source->now_ns(src)) -
+                              (GstClockTimeDiff)gst_util_uint64_scale_int(t->pre_skip, GST_SECOND, RATE);
+  if (captured < 0) {  /* sounded before the pipeline's running time began */
+    g_mutex_lock(&src->lock);
+    src->counts.dropped_early++;
+    g_mutex_unlock(&src->lock);
+    return NULL;
   }
 
   guint flags = info.flags;
@@ -445,7 +449,7 @@ static GstBuffer *stamp(GstDeskAudioSrc *src, GstBuffer *frame, gboolean lost) {
   GST_BUFFER_OFFSET(out) = info.sample_clock;
   GST_BUFFER_OFFSET_END(out) = info.sample_clock + info.frame_samples;
   if (discont) GST_BUFFER_FLAG_SET(out, GST_BUFFER_FLAG_DISCONT);
-  if (t->clip) gst_buffer_add_audio_clipping_meta(out, GST_FORMAT_DEFAULT, src->source->pre_skip(src), 0);
+  if (t->clip) gst_buffer_add_audio_clipping_meta(out, GST_FORMAT_DEFAULT, t->pre_skip, 0);
   t->clip = t->discont = FALSE;
   t->next_sample = info.sample_clock + info.frame_samples;
   t->next_sequence = info.sequence + 1;

@@ -88,6 +88,12 @@ static GstBuffer *push(const Frame *f, GstClockTime arrival) {
   return gst_harness_pull(h);
 }
 
+/* The running time, in samples, of the first decoded sample of a frame captured at
+ * `capture_running`: the encoder's look-ahead earlier. */
+static guint64 run_sample(GstClockTime capture_running) {
+  return gst_util_uint64_scale_round(capture_running, 48000, GST_SECOND) - PRE_SKIP;
+}
+
 static GstClockTime sample_time(guint64 run_sample) {
   return gst_util_uint64_scale_int_ceil(run_sample, GST_SECOND, 48000);
 }
@@ -145,7 +151,7 @@ static void teardown(void) {
  * frame's own length, offsets in samples; the first starts the stream (DISCONT, pre-skip). */
 GST_START_TEST(timestamps_follow_the_sample_clock_from_the_first_capture_time) {
   setup();
-  const guint64 first_run_sample = gst_util_uint64_scale_round(6 * GST_SECOND + 123457, 48000, GST_SECOND);
+  const guint64 first_run_sample = run_sample(6 * GST_SECOND + 123457);
   for (guint k = 0; k < 20; k++) {
     /* capture times wander by up to 0.3 ms: the grid does not follow them */
     Frame f = {.sequence = 7 + k, .sample_clock = 96000 + 480 * k,
@@ -237,7 +243,7 @@ GST_END_TEST;
 GST_START_TEST(the_gates_silence_goes_downstream_as_gaps_on_the_grid) {
   setup();
   const GstClockTime t0 = 6 * GST_SECOND;
-  const guint64 run0 = gst_util_uint64_scale_round(t0, 48000, GST_SECOND);
+  const guint64 run0 = run_sample(t0);
   for (guint k = 0; k < 3; k++) {
     Frame f = {.sequence = k, .sample_clock = 480 * k, .capture_running_ns = t0 + k * FRAME_NS};
     gst_buffer_unref(push(&f, t0 + (k + 1) * FRAME_NS));
@@ -274,7 +280,7 @@ GST_END_TEST;
 GST_START_TEST(gated_frames_wait_for_the_frames_sent_before_them) {
   setup();
   const GstClockTime t0 = 6 * GST_SECOND;
-  const guint64 run0 = gst_util_uint64_scale_round(t0, 48000, GST_SECOND);
+  const guint64 run0 = run_sample(t0);
   for (guint k = 0; k < 3; k++) {
     Frame f = {.sequence = k, .sample_clock = 480 * k, .capture_running_ns = t0 + k * FRAME_NS};
     gst_buffer_unref(push(&f, t0 + (k + 1) * FRAME_NS));
@@ -313,13 +319,13 @@ GST_START_TEST(a_time_step_sets_the_timestamps_to_the_capture_time_again) {
                    .flags = DESKAUDIO_FRAME_TIME_STEP};
   GstBuffer *b = push(&stepped, t0 + 5 * FRAME_NS);
   fail_unless_equals_uint64(GST_BUFFER_PTS(b),
-                            sample_time(gst_util_uint64_scale_round(t0 + 37 * GST_MSECOND, 48000, GST_SECOND)));
+                            sample_time(run_sample(t0 + 37 * GST_MSECOND)));
   fail_unless(GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DISCONT));
   gst_buffer_unref(b);
   Frame next = {.sequence = 4, .sample_clock = 4 * 480, .capture_running_ns = t0 + 47 * GST_MSECOND};
   b = push(&next, t0 + 6 * FRAME_NS);
   fail_unless_equals_uint64(GST_BUFFER_PTS(b),
-                            sample_time(gst_util_uint64_scale_round(t0 + 37 * GST_MSECOND, 48000, GST_SECOND) + 480));
+                            sample_time(run_sample(t0 + 37 * GST_MSECOND) + 480));
   fail_unless(!GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DISCONT));
   gst_buffer_unref(b);
   fail_unless_equals_uint64(stat("resyncs"), 1);
@@ -333,7 +339,7 @@ GST_START_TEST(drift_past_the_alignment_threshold_realigns_once) {
   setup();
   g_object_set(src, "alignment-threshold", (guint64)(2 * GST_MSECOND), NULL);
   const GstClockTime t0 = 6 * GST_SECOND;
-  const guint64 run0 = gst_util_uint64_scale_round(t0, 48000, GST_SECOND);
+  const guint64 run0 = run_sample(t0);
   guint realigned_at = 0;
   for (guint k = 0; k < 30; k++) {
     /* 0.1 ms more per frame: past 2 ms at the 21st */
@@ -343,7 +349,7 @@ GST_START_TEST(drift_past_the_alignment_threshold_realigns_once) {
       fail_unless_equals_int(realigned_at, 0);
       realigned_at = k;
       fail_unless_equals_uint64(GST_BUFFER_PTS(b),
-                                sample_time(gst_util_uint64_scale_round(f.capture_running_ns, 48000, GST_SECOND)));
+                                sample_time(run_sample(f.capture_running_ns)));
     } else if (!realigned_at) {
       fail_unless_equals_uint64(GST_BUFFER_PTS(b), sample_time(run0 + 480 * k));
     }
@@ -359,7 +365,7 @@ GST_END_TEST;
 GST_START_TEST(a_frame_length_change_keeps_the_timeline) {
   setup();
   const GstClockTime t0 = 6 * GST_SECOND;
-  const guint64 run0 = gst_util_uint64_scale_round(t0, 48000, GST_SECOND);
+  const guint64 run0 = run_sample(t0);
   guint64 sample = 0;
   for (guint k = 0; k < 6; k++) {
     guint16 samples = k < 3 ? 480 : 960;
@@ -380,7 +386,7 @@ GST_END_TEST;
 GST_START_TEST(loss_is_a_discont_without_a_gap) {
   setup();
   const GstClockTime t0 = 6 * GST_SECOND;
-  const guint64 run0 = gst_util_uint64_scale_round(t0, 48000, GST_SECOND);
+  const guint64 run0 = run_sample(t0);
   const guint32 sequences[4] = {0, 1, 4, 5};
   const guint64 positions[4] = {0, 1, 4, 6};
   const guint8 flags[4] = {0, 0, 0, DESKAUDIO_FRAME_AFTER_LOSS};
@@ -414,8 +420,8 @@ GST_START_TEST(bad_frames_are_counted_and_dropped) {
 }
 GST_END_TEST;
 
-/* The latency: a frame plus 10 ms until measured; then what 5 frames in 100 exceed, rounded
- * up to the millisecond plus one, announced with a LATENCY message. */
+/* The latency: a frame plus 10 ms until measured; then what 5 frames in 100 exceed after
+ * their PTS, rounded up to the millisecond plus one, announced with a LATENCY message. */
 GST_START_TEST(latency_is_measured_and_announced) {
   setup();
   GstQuery *query = gst_query_new_latency();
@@ -439,8 +445,9 @@ GST_START_TEST(latency_is_measured_and_announced) {
   gst_message_unref(message);
   fail_unless(gst_pad_peer_query(h->sinkpad, query));
   gst_query_parse_latency(query, &live, &min, &max);
-  fail_unless_equals_uint64(min, 25 * GST_MSECOND);
-  fail_unless_equals_uint64(stat("latency"), 25 * GST_MSECOND);
+  /* 23.5 ms after the frame's first sample, 30 ms after its PTS (the pre-skip, 6.5 ms, earlier) */
+  fail_unless_equals_uint64(min, 31 * GST_MSECOND);
+  fail_unless_equals_uint64(stat("latency"), 31 * GST_MSECOND);
   gst_query_unref(query);
   gst_element_set_bus(GST_ELEMENT(src), NULL);
   gst_object_unref(bus);
