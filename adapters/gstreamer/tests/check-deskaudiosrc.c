@@ -94,6 +94,14 @@ static guint64 run_sample(GstClockTime capture_running) {
   return gst_util_uint64_scale_round(capture_running, 48000, GST_SECOND) - PRE_SKIP;
 }
 
+/* Frames 0 .. count-1 of a steady stream from `t0`, each taken a frame after it began. */
+static void push_steady(guint count, GstClockTime t0) {
+  for (guint k = 0; k < count; k++) {
+    Frame f = {.sequence = k, .sample_clock = 480 * k, .capture_running_ns = t0 + k * FRAME_NS};
+    gst_buffer_unref(push(&f, t0 + (k + 1) * FRAME_NS));
+  }
+}
+
 static GstClockTime sample_time(guint64 run_sample) {
   return gst_util_uint64_scale_int_ceil(run_sample, GST_SECOND, 48000);
 }
@@ -244,10 +252,7 @@ GST_START_TEST(the_gates_silence_goes_downstream_as_gaps_on_the_grid) {
   setup();
   const GstClockTime t0 = 6 * GST_SECOND;
   const guint64 run0 = run_sample(t0);
-  for (guint k = 0; k < 3; k++) {
-    Frame f = {.sequence = k, .sample_clock = 480 * k, .capture_running_ns = t0 + k * FRAME_NS};
-    gst_buffer_unref(push(&f, t0 + (k + 1) * FRAME_NS));
-  }
+  push_steady(3, t0);
   gaps_waiting();
   g_atomic_int_set(&script.gated, 5);
   gst_deskaudio_src_wake(src);
@@ -281,10 +286,7 @@ GST_START_TEST(gated_frames_wait_for_the_frames_sent_before_them) {
   setup();
   const GstClockTime t0 = 6 * GST_SECOND;
   const guint64 run0 = run_sample(t0);
-  for (guint k = 0; k < 3; k++) {
-    Frame f = {.sequence = k, .sample_clock = 480 * k, .capture_running_ns = t0 + k * FRAME_NS};
-    gst_buffer_unref(push(&f, t0 + (k + 1) * FRAME_NS));
-  }
+  push_steady(3, t0);
   gaps_waiting();
   g_atomic_int_set(&script.delivered, 4);
   g_atomic_int_set(&script.gated, 5);
@@ -311,10 +313,7 @@ GST_END_TEST;
 GST_START_TEST(a_time_step_sets_the_timestamps_to_the_capture_time_again) {
   setup();
   const GstClockTime t0 = 6 * GST_SECOND;
-  for (guint k = 0; k < 3; k++) {
-    Frame f = {.sequence = k, .sample_clock = 480 * k, .capture_running_ns = t0 + k * FRAME_NS};
-    gst_buffer_unref(push(&f, t0 + (k + 1) * FRAME_NS));
-  }
+  push_steady(3, t0);
   Frame stepped = {.sequence = 3, .sample_clock = 3 * 480, .capture_running_ns = t0 + 3 * FRAME_NS + 7 * GST_MSECOND,
                    .flags = DESKAUDIO_FRAME_TIME_STEP};
   GstBuffer *b = push(&stepped, t0 + 5 * FRAME_NS);
