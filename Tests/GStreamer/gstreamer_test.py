@@ -293,6 +293,45 @@ def sync_in_matroska(stamp_probe, sink, work):
                 measure(f"sync error of {name} beside deskaudiosrc, worst", worst, "ms", 1000, digits=".2f")
 
 
+def latency_beside_pulsesrc(work):
+    """Sink to sink: 10 ms bursts played into the default sink, recorded by the element (or by
+    pulsesrc ! opusenc at selkies-gstreamer's settings), decoded and played by pulsesink into
+    a second sink; both sinks' monitors recorded with CLOCK_MONOTONIC times (Tests/Browser's
+    stamped recorder), each burst's latency from one to the other."""
+    from stamped_recorder import StampedRecorder
+    from signals import sink_to_sink
+    from web_rig import bursts, play, silence
+    runtime = os.environ["XDG_RUNTIME_DIR"]
+    out = "pulsesink device=deskaudio_other buffer-time=40000 latency-time=10000"
+    sources = {
+        "deskaudiosrc": "deskaudiosrc ! opusdec",
+        "pulsesrc ! opusenc": "pulsesrc device=deskaudio_sink.monitor provide-clock=true do-timestamp=false "
+                              "buffer-time=100000 latency-time=1000 ! audio/x-raw,rate=48000,channels=2,format=S16LE ! "
+                              "opusenc audio-type=restricted-lowdelay frame-size=10 bitrate=128000 ! opusdec",
+    }
+    for name, source in sources.items():
+        host, heard = StampedRecorder(runtime), StampedRecorder(runtime, "deskaudio_other.monitor")
+        pipeline = subprocess.Popen(["gst-launch-1.0"] + f"{source} ! audioconvert ! {out}".split(),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        player = play(os.environ, os.path.join(work, "bursts.wav"), silence(0.2), bursts(40))
+        player.wait(timeout=30)
+        time.sleep(0.6)
+        pipeline.terminate()
+        pipeline.wait(timeout=10)
+        host_samples, host_time = host.finish()
+        heard_samples, heard_time = heard.finish()
+        latencies, missed = sink_to_sink(host_samples, host_time, heard_samples, heard_time, 0, 0)
+        check(len(latencies) >= 36, f"latency ({name}): {len(latencies)} of 40 bursts heard at the second sink "
+                                    f"({len(missed)} missed)")
+        if latencies:
+            p50, p99 = np.percentile(latencies, 50), np.percentile(latencies, 99)
+            print(f"      latency ({name}): sink to sink p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(latencies)} "
+                  f"bursts", flush=True)
+            measure(f"sink to sink through {name} ! pulsesink, p50", p50, "ms", 300)
+            measure(f"sink to sink through {name} ! pulsesink, p99", p99, "ms", 500)
+
+
 def cpu_beside_pulsesrc(sink, work, rounds=3):
     """CPU of deskaudiosrc against `pulsesrc ! opusenc` at the same settings (10 ms frames, 128 kbit/s
     restricted low delay, complexity 10), each 6 s of a tone into fakesink, rounds alternating;
@@ -345,7 +384,7 @@ def main():
     parser.add_argument("sink")
     parser.add_argument("--backend", default="")
     parser.add_argument("--stamp-probe", default=".build/stamp-error")
-    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "sync", "no-server", "cpu"])
+    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "sync", "latency", "no-server", "cpu"])
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = args.plugin_dir
     backend = f"backend={args.backend}" if args.backend else ""
@@ -356,6 +395,7 @@ def main():
                           ("gate", lambda: gate_as_gaps(args.sink, work)),
                           ("surround", lambda: surround_in_place(work)),
                           ("sync", lambda: sync_in_matroska(args.stamp_probe, args.sink, work)),
+                          ("latency", lambda: latency_beside_pulsesrc(work)),
                           ("no-server", lambda: no_server(args.plugin_dir)),
                           ("cpu", lambda: cpu_beside_pulsesrc(args.sink, work))):
             if name in args.only:
