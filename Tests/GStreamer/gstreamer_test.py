@@ -207,23 +207,31 @@ SURROUND_TONES = [500, 700, 900, 60, 1100, 1300]  # FL FR FC LFE RL RR, as the l
 SURROUND_POSITIONS = "front-left,front-right,front-center,lfe,rear-left,rear-right"
 
 
-def surround_in_place(work):
-    """A 5.1 sink, a tone of its own in each channel (-15.05 dBFS), recorded with channels=6
-    from that sink and decoded by opusdec: each tone in its own channel, at its level."""
+def play_surround(seconds, work):
+    """A 5.1 null sink (deskaudio_surround6) playing a tone of its own in each channel at
+    -15.05 dBFS: the player and the sink's module, to unload."""
     load = subprocess.run(["pactl", "load-module", "module-null-sink", "sink_name=deskaudio_surround6", "channels=6",
                            f"channel_map={SURROUND_POSITIONS}"], capture_output=True, text=True, timeout=10)
     check(load.returncode == 0, f"surround: a 5.1 null sink ({load.stderr.strip()})")
-    tones = np.stack([0.25 * np.sin(2 * np.pi * hz * np.arange(10 * RATE) / RATE) for hz in SURROUND_TONES], axis=1)
+    tones = np.stack([0.25 * np.sin(2 * np.pi * hz * np.arange(seconds * RATE) / RATE) for hz in SURROUND_TONES],
+                     axis=1)
     raw = os.path.join(work, "surround.f32")
     tones.astype("<f4").tofile(raw)
     player = subprocess.Popen(["pacat", "--playback", "--raw", "--format=float32le", "--rate=48000", "--channels=6",
                                f"--channel-map={SURROUND_POSITIONS}", "--device=deskaudio_surround6", raw])
+    return player, load.stdout.strip()
+
+
+def surround_in_place(work):
+    """A 5.1 sink, a tone of its own in each channel (-15.05 dBFS), recorded with channels=6
+    from that sink and decoded by opusdec: each tone in its own channel, at its level."""
+    player, module = play_surround(10, work)
     time.sleep(1.0)
     out = os.path.join(work, "surround.raw")
     result = gst_launch(f"deskaudiosrc device=deskaudio_surround6 channels=6 num-buffers=400 ! opusdec ! audioconvert ! "
                         f"audio/x-raw,format=F32LE,channels=6 ! filesink location={out}")
     player.kill()
-    subprocess.run(["pactl", "unload-module", load.stdout.strip()], timeout=10)
+    subprocess.run(["pactl", "unload-module", module], timeout=10)
     check(result.returncode == 0, f"surround: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
     if result.returncode != 0:
         return
@@ -339,17 +347,20 @@ def latency_beside_pulsesrc(work):
             measure(f"sink to sink through {name} ! pulsesink, p99", p99, "ms", 500)
 
 
-def webrtcbin_to_chromium(sink, browser_rig, work):
+def webrtcbin_to_chromium(sink, browser_rig, work, surround=False):
     """deskaudiosrc ! rtpopuspay ! webrtcbin (webrtc_peer.py, under the system's python3 and
     its GStreamer bindings) answered by headless Chromium (webrtc_page.html) on a rig of its
-    own: the stereo tone recorded from Chromium's sink."""
+    own: the stereo tone recorded from Chromium's sink; or 5.1, a tone in each channel, whose
+    stereo downmix there must have each where it belongs (Tests/WebRTC's judgement)."""
     from web_rig import Browser, rig_environment
     port = free_port()
     peer = subprocess.Popen(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "webrtc_peer.py"), str(port),
-                             "30"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             "30", *(["6", "deskaudio_surround6"] if surround else [])],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     reports = []
     threading.Thread(target=lambda: reports.extend(peer.stdout), daemon=True).start()
-    player = play_tone(sink, 30, os.path.join(work, "tone.wav"))
+    player, module = (play_surround(30, work) if surround else (play_tone(sink, 30, os.path.join(work, "tone.wav")),
+                                                                None))
     browser = Browser(f"http://127.0.0.1:{port}/", rig_environment(browser_rig), os.path.join(work, "profile"),
                       flags=("--disable-features=WebRtcHideLocalIpsWithMdns",))
     try:
@@ -364,10 +375,21 @@ def webrtcbin_to_chromium(sink, browser_rig, work):
         browser.stop()
         player.kill()
         peer.kill()
+        if module:
+            subprocess.run(["pactl", "unload-module", module], timeout=10)
     last = json.loads(reports[-1]) if reports and reports[-1].startswith("{") else {}
+    pcm = np.frombuffer(recording.stdout, dtype="<f4").reshape(-1, 2)
+    if surround:
+        check(last.get("connection") == "connected" and last.get("codec", "").lower().startswith("audio/multiopus"),
+              f"webrtcbin 5.1: Chromium connected and decodes multiopus ({last or reports[-3:]})")
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "WebRTC"))
+        from webrtc_test import downmix_in_place
+        check(len(pcm) > 2 * RATE and downmix_in_place(pcm[RATE // 2:]),
+              "webrtcbin 5.1: every channel's tone where Chromium's stereo downmix puts it: FL and RL left only, "
+              "FR and RR right only, FC in both alike")
+        return
     check(last.get("connection") == "connected" and "stereo=1" in last.get("codec", ""),
           f"webrtcbin: Chromium connected and decodes stereo Opus ({last or reports[-3:]})")
-    pcm = np.frombuffer(recording.stdout, dtype="<f4").reshape(-1, 2)
     judge_tone("webrtcbin (Chromium)", pcm, weak_blocks_budget=25)
 
 
@@ -430,7 +452,8 @@ def main():
     parser.add_argument("--backend", default="")
     parser.add_argument("--stamp-probe", default=".build/stamp-error")
     parser.add_argument("--browser-rig", help="a rig for Chromium's sound (the webrtcbin scenario)")
-    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "sync", "latency", "webrtc", "no-server", "cpu"])
+    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "sync", "latency", "webrtc", "webrtc-surround", "no-server",
+                                 "cpu"])
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = args.plugin_dir
     backend = f"backend={args.backend}" if args.backend else ""
@@ -443,6 +466,7 @@ def main():
                           ("sync", lambda: sync_in_matroska(args.stamp_probe, args.sink, work)),
                           ("latency", lambda: latency_beside_pulsesrc(work)),
                           ("webrtc", lambda: webrtcbin_to_chromium(args.sink, args.browser_rig, work)),
+                          ("webrtc-surround", lambda: webrtcbin_to_chromium(args.sink, args.browser_rig, work, True)),
                           ("no-server", lambda: no_server(args.plugin_dir)),
                           ("cpu", lambda: cpu_beside_pulsesrc(args.sink, work))):
             if name in args.only:

@@ -2,10 +2,14 @@
 `deskaudiosrc ! rtpopuspay ! webrtcbin`, its offer (once ICE gathering is complete) served over
 HTTP beside the page that answers it (webrtc_page.html), the page's answer and its reports
 taken back. Runs under the system's python3 (GStreamer's introspection bindings); prints each
-report the page posts, one JSON line, and stops after SECONDS.
+report the page posts, one JSON line, and stops after SECONDS. With 6 or 8 CHANNELS it sends
+the 5.1 / 7.1 capture of SINK as MULTIOPUS, its offer's channel_mapping put in WebRTC's order
+(rtpopuspay copies GStreamer's, which is Vorbis order, as Ogg Opus has it; Chromium reads the
+SDP's in WebRTC's: FL FR FC LFE RL RR (SL SR)), as a host's signalling must.
 
-  webrtc_peer.py PORT SECONDS
+  webrtc_peer.py PORT SECONDS [CHANNELS SINK]
 """
+import re
 import http.server
 import json
 import os
@@ -19,13 +23,29 @@ gi.require_version("GstSdp", "1.0")
 gi.require_version("GstWebRTC", "1.0")
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
-PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "webrtc_page.html")
+HERE = os.path.dirname(os.path.abspath(__file__))
+FILES = {"/multiopus.js": (os.path.join(HERE, "..", "WebRTC", "multiopus.js"), "text/javascript")}
+PAGE = (os.path.join(HERE, "webrtc_page.html"), "text/html")
+# For each channel in WebRTC's order, its place in Vorbis order.
+WEBRTC_FROM_VORBIS = {6: (0, 2, 1, 5, 3, 4), 8: (0, 2, 1, 7, 5, 6, 3, 4)}
+
+
+def webrtc_channel_order(sdp):
+    """The offer with its multiopus channel_mapping listed in WebRTC's channel order."""
+    def reorder(match):
+        table = match.group(2).split(",")
+        order = WEBRTC_FROM_VORBIS.get(len(table))
+        return match.group(1) + ",".join(table[i] for i in order) if order else match.group(0)
+    return re.sub(r"(channel_mapping=)([0-9,]+)", reorder, sdp)
 
 
 class Peer:
-    def __init__(self):
+    def __init__(self, channels, sink):
+        source = f"deskaudiosrc device={sink} channels={channels}" if channels > 2 else "deskaudiosrc"
+        codec = "MULTIOPUS" if channels > 2 else "OPUS"
         self.pipeline = Gst.parse_launch(
-            "deskaudiosrc ! rtpopuspay pt=111 ! application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000 ! "
+            f"{source} ! rtpopuspay pt=111 ! "
+            f"application/x-rtp,media=audio,encoding-name={codec},payload=111,clock-rate=48000 ! "
             "webrtcbin name=send bundle-policy=max-bundle")
         self.webrtc = self.pipeline.get_by_name("send")
         self.offer = None
@@ -53,7 +73,7 @@ class Peer:
 
     def _gathering(self, element, _spec):
         if element.get_property("ice-gathering-state") == GstWebRTC.WebRTCICEGatheringState.COMPLETE:
-            self.offer = element.get_property("local-description").sdp.as_text()
+            self.offer = webrtc_channel_order(element.get_property("local-description").sdp.as_text())
             self.offer_ready.set()
 
     def answer(self, sdp):
@@ -78,8 +98,9 @@ def serve(peer, port):
                 peer.offer_ready.wait(20)
                 self._reply(json.dumps({"type": "offer", "sdp": peer.offer}).encode(), "application/json")
             else:
-                with open(PAGE, "rb") as page:
-                    self._reply(page.read(), "text/html")
+                path, kind = FILES.get(self.path, PAGE)
+                with open(path, "rb") as file:
+                    self._reply(file.read(), kind)
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"])).decode()
@@ -95,8 +116,9 @@ def serve(peer, port):
 
 def main():
     port, seconds = int(sys.argv[1]), float(sys.argv[2])
+    channels, sink = (int(sys.argv[3]), sys.argv[4]) if len(sys.argv) > 4 else (2, None)
     Gst.init(None)
-    peer = Peer()
+    peer = Peer(channels, sink)
     serve(peer, port)
     peer.pipeline.set_state(Gst.State.PLAYING)
     loop = GLib.MainLoop()

@@ -73,15 +73,18 @@ class PageServer:
 
     def __init__(self):
         self.stats = []  # (CLOCK_MONOTONIC s, the page's report)
-        page = open(os.path.join(os.path.dirname(__file__), "viewer.html"), "rb").read()
+        here = os.path.dirname(__file__)
+        page = open(os.path.join(here, "viewer.html"), "rb").read()
+        module = open(os.path.join(here, "multiopus.js"), "rb").read()
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
+                script = self.path == "/multiopus.js"
                 self.send_response(200)
-                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Type", "text/javascript" if script else "text/html")
                 self.end_headers()
-                self.wfile.write(page)
+                self.wfile.write(module if script else page)
 
             def do_POST(self):
                 report = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -293,6 +296,14 @@ def judge_surround(janus, options, browser_environment, page):
     if len(stereo) < 2 * 48000:
         check(False, f"the browser's sink recorded {len(stereo) / 48000:.2f} s of the 5.1 stream's downmix")
         return
+    check(downmix_in_place(stereo), "every 5.1 channel's tone where a stereo downmix puts it: FL and RL left only, "
+                                    "FR and RR right only, FC in both alike (the LFE as Chromium mixes it, in both "
+                                    "alike or in neither)")
+
+
+def downmix_in_place(stereo):
+    """Whether a stereo downmix of SURROUND_TONES (one per 5.1 channel) has each where it belongs
+    (printed, each channel's tone left / right)."""
     left, right = tone_levels(stereo[:, 0]), tone_levels(stereo[:, 1])
     print("      5.1 at the browser's sink, each channel's tone in left / right (dBFS): " + ", ".join(
         f"{name} {l:.1f} / {r:.1f}" for name, l, r in zip(SURROUND_POSITIONS, left, right)))
@@ -303,8 +314,7 @@ def judge_surround(janus, options, browser_environment, page):
             placed.append(-22 <= own[index] <= -13 and other[index] <= own[index] - 30)
         elif index == 2 or left[index] > -60 or right[index] > -60:  # the centre (and the LFE, if mixed in): both alike
             placed.append(abs(left[index] - right[index]) <= 1 and -22 <= left[index] <= -13)
-    check(all(placed), "every 5.1 channel's tone where a stereo downmix puts it: FL and RL left only, FR and RR "
-                       "right only, FC in both alike (the LFE as Chromium mixes it, in both alike or in neither)")
+    return all(placed)
 
 
 def main():
