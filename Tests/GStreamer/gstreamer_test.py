@@ -364,10 +364,11 @@ def webrtcbin_to_chromium(sink, browser_rig, work, surround=False):
     browser = Browser(f"http://127.0.0.1:{port}/", rig_environment(browser_rig), os.path.join(work, "profile"),
                       flags=("--disable-features=WebRtcHideLocalIpsWithMdns",))
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not any('"packetsReceived"' in line for line in reports):
+        deadline = time.monotonic() + 20  # until Chromium has had a second of the stream, then 1.5 s more
+        while time.monotonic() < deadline and not any(json.loads(line).get("packetsReceived", 0) >= 100
+                                                      for line in reports if line.startswith("{")):
             time.sleep(0.2)
-        time.sleep(1.0)
+        time.sleep(1.5)
         recording = subprocess.run(["timeout", "5", "parec", "--device=deskaudio_sink.monitor", "--raw",
                                     "--format=float32le", "--rate=48000", "--channels=2"],
                                    capture_output=True, env=rig_environment(browser_rig))
