@@ -481,6 +481,7 @@ def main():
     parser.add_argument("--browser-rig", help="a rig for Chromium's sound (the webrtcbin scenario)")
     parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "settings", "sync", "latency", "webrtc",
                                  "webrtc-surround", "no-server", "cpu"])
+    parser.add_argument("--skip", nargs="*", default=[])
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = args.plugin_dir
     backend = f"backend={args.backend}" if args.backend else ""
@@ -497,7 +498,7 @@ def main():
                           ("webrtc-surround", lambda: webrtcbin_to_chromium(args.sink, args.browser_rig, work, True)),
                           ("no-server", lambda: no_server(args.plugin_dir)),
                           ("cpu", lambda: cpu_beside_pulsesrc(args.sink, work))):
-            if name in args.only:
+            if name in args.only and name not in args.skip:
                 started = time.monotonic()
                 run()
                 print(f"      ({name}: {time.monotonic() - started:.1f} s)", flush=True)

@@ -17,8 +17,8 @@ GST_DEBUG_CATEGORY_STATIC(deskaudio_src_debug);
 #define GST_CAT_DEFAULT deskaudio_src_debug
 
 #define RATE 48000
-/* Frames waiting for the streaming thread before the oldest is dropped: 0.5 s of 10 ms. */
-#define QUEUE_LIMIT 50
+/* Audio waiting for the streaming thread before the oldest frame is dropped: 0.5 s (R-GST-QUEUE). */
+#define QUEUE_SAMPLES (RATE / 2)
 /* How often a create() with nothing to push looks at the zero gate's count, µs. */
 #define GATE_POLL_US 20000
 /* Frames over which the latency is measured; it is raised when 5 of them arrive later. */
@@ -70,7 +70,8 @@ struct _GstDeskAudioSrc {
   deskaudio_capture *capture;            /* between open and close */
   GMutex lock;
   GCond arrived;
-  GQueue frames;                         /* lock: GstBuffer of whole AudioFrames */
+  GQueue frames;                         /* lock: GstBuffer of whole AudioFrames, OFFSET their samples */
+  guint queued_samples;                  /* lock: what `frames` holds */
   gboolean flushing, lost;               /* lock */
   Counts counts;                         /* lock */
   Timeline timeline;                     /* streaming thread */
@@ -248,11 +249,15 @@ void gst_deskaudio_src_take_frame(GstDeskAudioSrc *src, const guint8 *frame, gsi
   if (!valid) {
     src->counts.invalid++;
   } else {
-    if (g_queue_get_length(&src->frames) >= QUEUE_LIMIT) {
-      gst_buffer_unref(g_queue_pop_head(&src->frames));
+    while (src->queued_samples + info.frame_samples > QUEUE_SAMPLES && !g_queue_is_empty(&src->frames)) {
+      GstBuffer *oldest = g_queue_pop_head(&src->frames);
+      src->queued_samples -= GST_BUFFER_OFFSET(oldest);
+      gst_buffer_unref(oldest);
       src->counts.dropped_queue++;
       src->lost = TRUE;
     }
+    GST_BUFFER_OFFSET(buffer) = info.frame_samples;
+    src->queued_samples += info.frame_samples;
     g_queue_push_tail(&src->frames, buffer);
     g_cond_signal(&src->arrived);
   }
@@ -286,8 +291,8 @@ static void push_gap(GstDeskAudioSrc *src, guint64 from_sample, guint64 to_sampl
 }
 
 /* Frames the zero gate held back since the last look are a gap: said downstream now, once
- * every frame sent before them is here (delivery runs behind the gate's count; the count
- * read twice around an unchanged `delivered` is one snapshot of the library's stats). */
+ * every frame sent before them is here (R-GST-GATE-AHEAD; the count read twice around an
+ * unchanged `delivered` is one snapshot of the library's stats). */
 static void cover_gated_silence(GstDeskAudioSrc *src) {
   Timeline *t = &src->timeline;
   if (!t->anchored) return;
@@ -406,7 +411,7 @@ static GstBuffer *stamp(GstDeskAudioSrc *src, GstBuffer *frame, gboolean lost) {
   }
 
   /* A packet's PTS is its decoded output's: the encoder's look-ahead (pre-skip) earlier than
-   * the frame's first sample, which the decoder gives out pre-skip samples later. */
+   * the frame's first sample, which the decoder gives out pre-skip samples later (R-GST-PRESKIP). */
   GstClockTimeDiff captured = running_now - GST_CLOCK_DIFF(info.capture_time_ns, src->source->now_ns(src)) -
                               (GstClockTimeDiff)gst_util_uint64_scale_int(t->pre_skip, GST_SECOND, RATE);
   if (captured < 0) {  /* sounded before the pipeline's running time began */
@@ -470,6 +475,7 @@ static GstFlowReturn gst_deskaudio_src_create(GstPushSrc *push_src, GstBuffer **
   for (;;) {
     g_mutex_lock(&src->lock);
     GstBuffer *frame = src->flushing ? NULL : g_queue_pop_head(&src->frames);
+    if (frame) src->queued_samples -= GST_BUFFER_OFFSET(frame);
     if (!frame && !src->flushing) g_cond_wait_until(&src->arrived, &src->lock, g_get_monotonic_time() + GATE_POLL_US);
     gboolean flushing = src->flushing, lost = frame && src->lost;
     if (lost) src->lost = FALSE;
@@ -516,6 +522,7 @@ static gboolean gst_deskaudio_src_stop(GstBaseSrc *base) {
   src->source->close(src);
   g_mutex_lock(&src->lock);
   g_queue_clear_full(&src->frames, (GDestroyNotify)gst_buffer_unref);
+  src->queued_samples = 0;
   g_mutex_unlock(&src->lock);
   return TRUE;
 }
@@ -550,7 +557,7 @@ static gboolean gst_deskaudio_src_query(GstBaseSrc *base, GstQuery *query) {
   GST_OBJECT_LOCK(src);
   GstClockTime latency = src->timeline.latency;
   GST_OBJECT_UNLOCK(src);
-  gst_query_set_latency(query, TRUE, latency, latency + QUEUE_LIMIT * 10 * GST_MSECOND);
+  gst_query_set_latency(query, TRUE, latency, latency + GST_SECOND / 2);
   return TRUE;
 }
 

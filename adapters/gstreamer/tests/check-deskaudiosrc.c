@@ -474,6 +474,44 @@ GST_START_TEST(frames_from_before_running_time_are_dropped) {
 }
 GST_END_TEST;
 
+/* Downstream 0.5 s behind (here: frames taken while paused): the oldest frames go and are
+ * counted, 0.5 s of audio kept whatever the frames' length; the stream goes on from the
+ * oldest kept. */
+static void queue_keeps_half_a_second(guint16 samples, guint taken, guint kept) {
+  memset(&script, 0, sizeof script);
+  src = g_object_new(GST_TYPE_DESKAUDIO_SRC, NULL);
+  gst_deskaudio_src_set_source(src, &scripted);
+  h = gst_harness_new_with_element(GST_ELEMENT(src), NULL, "src");
+  gst_harness_use_testclock(h);
+  at_time(6 * GST_SECOND);
+  fail_unless(gst_element_set_state(h->element, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+  for (guint k = 0; k < taken; k++) {
+    Frame f = {.sequence = k, .sample_clock = (guint64)samples * k, .samples = samples,
+               .capture_running_ns = 6 * GST_SECOND + gst_util_uint64_scale(k * samples, GST_SECOND, 48000)};
+    take(&f);
+  }
+  at_time(7 * GST_SECOND);
+  gst_harness_play(h);
+  for (guint k = taken - kept; k < taken; k++) {
+    GstBuffer *b = gst_harness_pull(h);
+    fail_unless_equals_uint64(GST_BUFFER_OFFSET(b), (guint64)samples * k);
+    gst_buffer_unref(b);
+  }
+  fail_unless_equals_uint64(stat("dropped-queue"), taken - kept);
+  fail_unless_equals_uint64(stat("buffers"), kept);
+  teardown();
+}
+
+GST_START_TEST(a_queue_past_half_a_second_drops_its_oldest_frames) {
+  queue_keeps_half_a_second(480, 60, 50);
+}
+GST_END_TEST;
+
+GST_START_TEST(a_queue_of_short_frames_also_holds_half_a_second) {
+  queue_keeps_half_a_second(120, 260, 200);
+}
+GST_END_TEST;
+
 GST_START_TEST(properties_have_the_documented_defaults) {
   gboolean app, mic, gate, mute;
   gint bitrate, channels, frame_size;
@@ -541,6 +579,8 @@ static Suite *deskaudiosrc_suite(void) {
   tcase_add_test(t, bad_frames_are_counted_and_dropped);
   tcase_add_test(t, latency_is_measured_and_announced);
   tcase_add_test(t, frames_from_before_running_time_are_dropped);
+  tcase_add_test(t, a_queue_past_half_a_second_drops_its_oldest_frames);
+  tcase_add_test(t, a_queue_of_short_frames_also_holds_half_a_second);
   suite_add_tcase(s, t);
   TCase *plain = tcase_create("plain");
   tcase_add_test(plain, properties_have_the_documented_defaults);
