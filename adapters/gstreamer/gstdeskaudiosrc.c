@@ -1,8 +1,8 @@
 /* deskaudiosrc: the machine's sound (app audio, the microphone, or both mixed) as Opus
- * buffers, one per DeskAudio frame, time-stamped when their first sample sounded.
+ * buffers, one per DeskAudio frame, time-stamped when their decoded audio sounded.
  * Threads: the library's delivery thread queues frames (take_frame), the streaming thread
- * stamps and pushes them (create); `lock` owns the queue and `flushing`, the object lock
- * owns the settings, the streaming thread alone owns `timeline`. */
+ * stamps and pushes them (create); `lock` owns the queue and `flushing`, `capture_lock` the
+ * capture, the object lock the settings; the streaming thread alone owns `timeline`. */
 #include "gstdeskaudiosrc.h"
 
 #include <deskaudio.h>
@@ -67,6 +67,7 @@ struct _GstDeskAudioSrc {
   GstPushSrc parent;
   Settings settings;                     /* object lock */
   const GstDeskAudioSrcSource *source;
+  GMutex capture_lock;                   /* owns `capture`: opening, closing, live settings */
   deskaudio_capture *capture;            /* between open and close */
   GMutex lock;
   GCond arrived;
@@ -170,7 +171,7 @@ static gboolean failed(int32_t status, const char *what, GError **error) {
   return TRUE;
 }
 
-static gboolean library_open(GstDeskAudioSrc *src, GError **error) {
+static gboolean library_open_locked(GstDeskAudioSrc *src, GError **error) {
   deskaudio_capture *capture = deskaudio_capture_create();
   if (!capture) {
     g_set_error(error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ, "no capture: %s", deskaudio_last_error());
@@ -206,9 +207,19 @@ static gboolean library_open(GstDeskAudioSrc *src, GError **error) {
   return TRUE;
 }
 
+/* The settings a live change makes while the capture opens wait, and then apply to it. */
+static gboolean library_open(GstDeskAudioSrc *src, GError **error) {
+  g_mutex_lock(&src->capture_lock);
+  gboolean opened = library_open_locked(src, error);
+  g_mutex_unlock(&src->capture_lock);
+  return opened;
+}
+
 static void library_close(GstDeskAudioSrc *src) {
+  g_mutex_lock(&src->capture_lock);
   deskaudio_capture_destroy(src->capture);  /* no callback runs once it returns */
   src->capture = NULL;
+  g_mutex_unlock(&src->capture_lock);
 }
 
 static void library_counts(GstDeskAudioSrc *src, guint64 *delivered, guint64 *gated) {
@@ -579,8 +590,12 @@ static GstStructure *stats_of(GstDeskAudioSrc *src) {
 
 /* Passes a setting the library applies while capturing on to it; a refusal is a warning. */
 static void apply_live(GstDeskAudioSrc *src, guint prop_id) {
+  g_mutex_lock(&src->capture_lock);
   deskaudio_capture *capture = src->capture;
-  if (!capture || src->source != &library_source) return;
+  if (!capture || src->source != &library_source) {
+    g_mutex_unlock(&src->capture_lock);
+    return;
+  }
   GST_OBJECT_LOCK(src);
   Settings s = src->settings;
   gchar *device = g_strdup(s.device), *mic_device = g_strdup(s.mic_device), *apps = g_strdup(s.apps);
@@ -599,6 +614,7 @@ static void apply_live(GstDeskAudioSrc *src, guint prop_id) {
     default: break;  /* channels and backend: from the next start */
   }
   g_free(device), g_free(mic_device), g_free(apps), g_free(exclude);
+  g_mutex_unlock(&src->capture_lock);
   if (status != DESKAUDIO_OK)
     GST_ELEMENT_WARNING(src, RESOURCE, SETTINGS, ("Setting not applied: %s", deskaudio_last_error()),
                         ("%s", deskaudio_strerror(status)));
@@ -666,6 +682,7 @@ static void gst_deskaudio_src_finalize(GObject *object) {
   g_free(s->device), g_free(s->mic_device), g_free(s->apps), g_free(s->exclude_apps), g_free(s->backend);
   g_queue_clear_full(&src->frames, (GDestroyNotify)gst_buffer_unref);
   g_mutex_clear(&src->lock);
+  g_mutex_clear(&src->capture_lock);
   g_cond_clear(&src->arrived);
   G_OBJECT_CLASS(gst_deskaudio_src_parent_class)->finalize(object);
 }
@@ -675,6 +692,7 @@ static void gst_deskaudio_src_init(GstDeskAudioSrc *src) {
                              .alignment_threshold = DEFAULT_ALIGNMENT_THRESHOLD};
   src->source = &library_source;
   g_mutex_init(&src->lock);
+  g_mutex_init(&src->capture_lock);
   g_cond_init(&src->arrived);
   g_queue_init(&src->frames);
   gst_base_src_set_live(GST_BASE_SRC(src), TRUE);
