@@ -32,6 +32,29 @@ typedef struct Layout {
   guint8 mapping[8];
 } Layout;
 
+static Layout layout_of(const guint8 *frame, const deskaudio_frame_info *info) {
+  Layout layout = {.channels = info->channels, .family = 0, .streams = 1, .coupled = info->channels - 1};
+  if (info->codec == 2) {
+    layout.family = 1, layout.streams = frame[36], layout.coupled = frame[37];
+    memcpy(layout.mapping, frame + 38, info->channels);
+  }
+  return layout;
+}
+
+/* A frame waiting for the streaming thread: its bytes and what the parser read of them
+ * (its payload is the bytes from `header` on; info.payload is not kept). */
+typedef struct QueuedFrame {
+  GstBuffer *bytes;
+  deskaudio_frame_info info;
+  gsize header;
+  Layout layout;
+} QueuedFrame;
+
+static void queued_frame_free(QueuedFrame *frame) {
+  gst_buffer_unref(frame->bytes);
+  g_free(frame);
+}
+
 /* The streaming thread's view of the stream: where the sample clock sits on running time. */
 typedef struct Timeline {
   gboolean anchored;
@@ -59,6 +82,10 @@ typedef struct Settings {
   GstClockTime alignment_threshold;
 } Settings;
 
+static void settings_clear(Settings *s) {
+  g_free(s->device), g_free(s->mic_device), g_free(s->apps), g_free(s->exclude_apps), g_free(s->backend);
+}
+
 typedef struct Counts {
   guint64 taken, buffers, gaps, gap_events, disconts, resyncs, dropped_queue, dropped_early, invalid;
 } Counts;
@@ -71,7 +98,7 @@ struct _GstDeskAudioSrc {
   deskaudio_capture *capture;            /* between open and close */
   GMutex lock;
   GCond arrived;
-  GQueue frames;                         /* lock: GstBuffer of whole AudioFrames, OFFSET their samples */
+  GQueue frames;                         /* lock: QueuedFrame */
   guint queued_samples;                  /* lock: what `frames` holds */
   gboolean flushing, lost;               /* lock */
   Counts counts;                         /* lock */
@@ -162,6 +189,16 @@ static int32_t apply_apps(deskaudio_capture *capture, const gchar *only, const g
   return status;
 }
 
+/* The settings as they are now, strings copied (settings_clear() frees them). */
+static Settings settings_snapshot(GstDeskAudioSrc *src) {
+  GST_OBJECT_LOCK(src);
+  Settings s = src->settings;
+  s.device = g_strdup(s.device), s.mic_device = g_strdup(s.mic_device), s.apps = g_strdup(s.apps);
+  s.exclude_apps = g_strdup(s.exclude_apps), s.backend = g_strdup(s.backend);
+  GST_OBJECT_UNLOCK(src);
+  return s;
+}
+
 static gboolean failed(int32_t status, const char *what, GError **error) {
   if (status == DESKAUDIO_OK) return FALSE;
   gint code = status == DESKAUDIO_ERROR_NO_DEVICE          ? GST_RESOURCE_ERROR_NOT_FOUND
@@ -177,11 +214,7 @@ static gboolean library_open_locked(GstDeskAudioSrc *src, GError **error) {
     g_set_error(error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ, "no capture: %s", deskaudio_last_error());
     return FALSE;
   }
-  GST_OBJECT_LOCK(src);
-  Settings s = src->settings;
-  s.device = g_strdup(s.device), s.mic_device = g_strdup(s.mic_device), s.apps = g_strdup(s.apps);
-  s.exclude_apps = g_strdup(s.exclude_apps), s.backend = g_strdup(s.backend);
-  GST_OBJECT_UNLOCK(src);
+  Settings s = settings_snapshot(src);
 
   deskaudio_capture_set_log_callback(capture, on_log, DESKAUDIO_LOG_DEBUG, src);
   deskaudio_capture_set_event_callback(capture, on_event, src);
@@ -198,7 +231,7 @@ static gboolean library_open_locked(GstDeskAudioSrc *src, GError **error) {
                  (s.mute_host && failed(deskaudio_capture_set_mute_host(capture, TRUE), "mute-host", error)) ||
                  (!s.app && !s.mic && failed(DESKAUDIO_ERROR_INVALID_ARGUMENT, "app and mic both false", error)) ||
                  failed(deskaudio_capture_enable(capture, s.mic, s.app), "capture", error);
-  g_free(s.device), g_free(s.mic_device), g_free(s.apps), g_free(s.exclude_apps), g_free(s.backend);
+  settings_clear(&s);
   if (bad) {
     deskaudio_capture_destroy(capture);
     return FALSE;
@@ -253,23 +286,26 @@ void gst_deskaudio_src_set_source(GstDeskAudioSrc *src, const GstDeskAudioSrcSou
 
 void gst_deskaudio_src_take_frame(GstDeskAudioSrc *src, const guint8 *frame, gsize len) {
   deskaudio_frame_info info;
-  gboolean valid = deskaudio_parse_frame(frame, len, &info, sizeof info) == DESKAUDIO_OK;
-  GstBuffer *buffer = valid ? gst_buffer_new_memdup(frame, len) : NULL;
+  QueuedFrame *queued = NULL;
+  if (deskaudio_parse_frame(frame, len, &info, sizeof info) == DESKAUDIO_OK) {
+    queued = g_new(QueuedFrame, 1);
+    *queued = (QueuedFrame){gst_buffer_new_memdup(frame, len), info, len - info.payload_length, layout_of(frame, &info)};
+    queued->info.payload = NULL;
+  }
   g_mutex_lock(&src->lock);
   src->counts.taken++;
-  if (!valid) {
+  if (!queued) {
     src->counts.invalid++;
   } else {
     while (src->queued_samples + info.frame_samples > QUEUE_SAMPLES && !g_queue_is_empty(&src->frames)) {
-      GstBuffer *oldest = g_queue_pop_head(&src->frames);
-      src->queued_samples -= GST_BUFFER_OFFSET(oldest);
-      gst_buffer_unref(oldest);
+      QueuedFrame *oldest = g_queue_pop_head(&src->frames);
+      src->queued_samples -= oldest->info.frame_samples;
+      queued_frame_free(oldest);
       src->counts.dropped_queue++;
       src->lost = TRUE;
     }
-    GST_BUFFER_OFFSET(buffer) = info.frame_samples;
     src->queued_samples += info.frame_samples;
-    g_queue_push_tail(&src->frames, buffer);
+    g_queue_push_tail(&src->frames, queued);
     g_cond_signal(&src->arrived);
   }
   g_mutex_unlock(&src->lock);
@@ -317,15 +353,6 @@ static void cover_gated_silence(GstDeskAudioSrc *src) {
   guint64 frames = gated - t->gated_seen;
   t->gated_seen = gated;
   push_gap(src, t->next_sample, t->next_sample + frames * t->frame_samples);
-}
-
-static Layout layout_of(const guint8 *frame, const deskaudio_frame_info *info) {
-  Layout layout = {.channels = info->channels, .family = 0, .streams = 1, .coupled = info->channels - 1};
-  if (info->codec == 2) {
-    layout.family = 1, layout.streams = frame[36], layout.coupled = frame[37];
-    memcpy(layout.mapping, frame + 38, info->channels);
-  }
-  return layout;
 }
 
 static GstCaps *caps_of(const Layout *l, gint pre_skip) {
@@ -389,18 +416,10 @@ static void measure_latency(GstDeskAudioSrc *src, GstClockTimeDiff delay) {
 }
 
 /* Turns one queued AudioFrame into the Opus buffer to push; NULL when it is dropped. */
-static GstBuffer *stamp(GstDeskAudioSrc *src, GstBuffer *frame, gboolean lost) {
+static GstBuffer *stamp(GstDeskAudioSrc *src, const QueuedFrame *frame, gboolean lost) {
   Timeline *t = &src->timeline;
-  GstMapInfo map;
-  gst_buffer_map(frame, &map, GST_MAP_READ);
-  deskaudio_frame_info info;
-  if (deskaudio_parse_frame(map.data, map.size, &info, sizeof info) != DESKAUDIO_OK) {  /* checked on arrival */
-    gst_buffer_unmap(frame, &map);
-    return NULL;
-  }
-  Layout layout = layout_of(map.data, &info);
-  gsize header = map.size - info.payload_length;
-  gst_buffer_unmap(frame, &map);
+  const deskaudio_frame_info info = frame->info;
+  const Layout layout = frame->layout;
 
   GstClock *clock = gst_element_get_clock(GST_ELEMENT(src));
   if (!clock) return NULL;
@@ -458,7 +477,7 @@ static GstBuffer *stamp(GstDeskAudioSrc *src, GstBuffer *frame, gboolean lost) {
     t->anchored = discont = TRUE;
   }
 
-  GstBuffer *out = gst_buffer_copy_region(frame, GST_BUFFER_COPY_MEMORY, header, info.payload_length);
+  GstBuffer *out = gst_buffer_copy_region(frame->bytes, GST_BUFFER_COPY_MEMORY, frame->header, info.payload_length);
   GstClockTime pts = pts_of(t, info.sample_clock);
   GST_BUFFER_PTS(out) = pts;
   GST_BUFFER_DURATION(out) = pts_of(t, info.sample_clock + info.frame_samples) - pts;
@@ -485,14 +504,14 @@ static GstFlowReturn gst_deskaudio_src_create(GstPushSrc *push_src, GstBuffer **
   GstDeskAudioSrc *src = GST_DESKAUDIO_SRC(push_src);
   for (;;) {
     g_mutex_lock(&src->lock);
-    GstBuffer *frame = src->flushing ? NULL : g_queue_pop_head(&src->frames);
-    if (frame) src->queued_samples -= GST_BUFFER_OFFSET(frame);
+    QueuedFrame *frame = src->flushing ? NULL : g_queue_pop_head(&src->frames);
+    if (frame) src->queued_samples -= frame->info.frame_samples;
     if (!frame && !src->flushing) g_cond_wait_until(&src->arrived, &src->lock, g_get_monotonic_time() + GATE_POLL_US);
     gboolean flushing = src->flushing, lost = frame && src->lost;
     if (lost) src->lost = FALSE;
     g_mutex_unlock(&src->lock);
     if (flushing) {
-      if (frame) gst_buffer_unref(frame);
+      if (frame) queued_frame_free(frame);
       return GST_FLOW_FLUSHING;
     }
     if (!frame) {
@@ -500,7 +519,7 @@ static GstFlowReturn gst_deskaudio_src_create(GstPushSrc *push_src, GstBuffer **
       continue;
     }
     *out = stamp(src, frame, lost);
-    gst_buffer_unref(frame);
+    queued_frame_free(frame);
     if (*out) return GST_FLOW_OK;
   }
 }
@@ -532,7 +551,7 @@ static gboolean gst_deskaudio_src_stop(GstBaseSrc *base) {
   GstDeskAudioSrc *src = GST_DESKAUDIO_SRC(base);
   src->source->close(src);
   g_mutex_lock(&src->lock);
-  g_queue_clear_full(&src->frames, (GDestroyNotify)gst_buffer_unref);
+  g_queue_clear_full(&src->frames, (GDestroyNotify)queued_frame_free);
   src->queued_samples = 0;
   g_mutex_unlock(&src->lock);
   return TRUE;
@@ -596,24 +615,20 @@ static void apply_live(GstDeskAudioSrc *src, guint prop_id) {
     g_mutex_unlock(&src->capture_lock);
     return;
   }
-  GST_OBJECT_LOCK(src);
-  Settings s = src->settings;
-  gchar *device = g_strdup(s.device), *mic_device = g_strdup(s.mic_device), *apps = g_strdup(s.apps);
-  gchar *exclude = g_strdup(s.exclude_apps);
-  GST_OBJECT_UNLOCK(src);
+  Settings s = settings_snapshot(src);
   int32_t status = DESKAUDIO_OK;
   switch (prop_id) {
     case PROP_APP: case PROP_MIC: status = (s.app || s.mic) ? deskaudio_capture_enable(capture, s.mic, s.app) : DESKAUDIO_ERROR_INVALID_ARGUMENT; break;
-    case PROP_DEVICE: status = deskaudio_capture_set_app_device(capture, device && device[0] ? device : NULL); break;
-    case PROP_MIC_DEVICE: status = deskaudio_capture_set_mic_device(capture, mic_device && mic_device[0] ? mic_device : NULL); break;
-    case PROP_APPS: case PROP_EXCLUDE_APPS: status = apply_apps(capture, apps, exclude); break;
+    case PROP_DEVICE: status = deskaudio_capture_set_app_device(capture, s.device && s.device[0] ? s.device : NULL); break;
+    case PROP_MIC_DEVICE: status = deskaudio_capture_set_mic_device(capture, s.mic_device && s.mic_device[0] ? s.mic_device : NULL); break;
+    case PROP_APPS: case PROP_EXCLUDE_APPS: status = apply_apps(capture, s.apps, s.exclude_apps); break;
     case PROP_MUTE_HOST: status = deskaudio_capture_set_mute_host(capture, s.mute_host); break;
     case PROP_BITRATE: if (s.bitrate > 0) status = deskaudio_capture_set_bitrate(capture, s.bitrate); break;
     case PROP_FRAME_SIZE: status = deskaudio_capture_set_frame_duration(capture, frame_size_us(s.frame_size)); break;
     case PROP_GATE: status = deskaudio_capture_set_gate(capture, s.gate); break;
     default: break;  /* channels and backend: from the next start */
   }
-  g_free(device), g_free(mic_device), g_free(apps), g_free(exclude);
+  settings_clear(&s);
   g_mutex_unlock(&src->capture_lock);
   if (status != DESKAUDIO_OK)
     GST_ELEMENT_WARNING(src, RESOURCE, SETTINGS, ("Setting not applied: %s", deskaudio_last_error()),
@@ -678,9 +693,8 @@ static void gst_deskaudio_src_get_property(GObject *object, guint prop_id, GValu
 
 static void gst_deskaudio_src_finalize(GObject *object) {
   GstDeskAudioSrc *src = GST_DESKAUDIO_SRC(object);
-  Settings *s = &src->settings;
-  g_free(s->device), g_free(s->mic_device), g_free(s->apps), g_free(s->exclude_apps), g_free(s->backend);
-  g_queue_clear_full(&src->frames, (GDestroyNotify)gst_buffer_unref);
+  settings_clear(&src->settings);
+  g_queue_clear_full(&src->frames, (GDestroyNotify)queued_frame_free);
   g_mutex_clear(&src->lock);
   g_mutex_clear(&src->capture_lock);
   g_cond_clear(&src->arrived);
