@@ -115,14 +115,17 @@ static guint64 stat(const char *name) {
   return value;
 }
 
-/* The next GAP event (other events skipped), its start and duration. */
-static void pull_gap(GstClockTime *start, GstClockTime *duration) {
+/* The next GAP event (other events skipped) covers running time from sample `from` to `to`. */
+static void expect_gap(guint64 from, guint64 to) {
   for (;;) {
     GstEvent *event = gst_harness_pull_event(h);
     fail_unless(event != NULL);
     if (GST_EVENT_TYPE(event) == GST_EVENT_GAP) {
-      gst_event_parse_gap(event, start, duration);
+      GstClockTime start, duration;
+      gst_event_parse_gap(event, &start, &duration);
       gst_event_unref(event);
+      fail_unless_equals_uint64(start, sample_time(from));
+      fail_unless_equals_uint64(start + duration, sample_time(to));
       return;
     }
     gst_event_unref(event);
@@ -139,13 +142,18 @@ static guint gaps_waiting(void) {
   return gaps;
 }
 
-static void setup(void) {
+/* A fresh script, and the element on it in a harness with a test clock at `running`. */
+static void harness_at(GstClockTime running) {
   memset(&script, 0, sizeof script);
   src = g_object_new(GST_TYPE_DESKAUDIO_SRC, NULL);
   gst_deskaudio_src_set_source(src, &scripted);
   h = gst_harness_new_with_element(GST_ELEMENT(src), NULL, "src");
   gst_harness_use_testclock(h);
-  at_time(5 * GST_SECOND);
+  at_time(running);
+}
+
+static void setup(void) {
+  harness_at(5 * GST_SECOND);
   gst_harness_play(h);
 }
 
@@ -256,18 +264,13 @@ GST_START_TEST(the_gates_silence_goes_downstream_as_gaps_on_the_grid) {
   gaps_waiting();
   g_atomic_int_set(&script.gated, 5);
   gst_deskaudio_src_wake(src);
-  GstClockTime start, duration;
-  pull_gap(&start, &duration);
-  fail_unless_equals_uint64(start, sample_time(run0 + 3 * 480));
-  fail_unless_equals_uint64(start + duration, sample_time(run0 + 8 * 480));
+  expect_gap(run0 + 3 * 480, run0 + 8 * 480);
   /* sound returns 4 frames later than the count said so far: those are a gap too */
   Frame back = {.sequence = 3, .sample_clock = 12 * 480, .capture_running_ns = t0 + 12 * FRAME_NS,
                 .flags = DESKAUDIO_FRAME_AFTER_GAP};
   g_atomic_int_set(&script.gated, 9);
   GstBuffer *b = push(&back, t0 + 13 * FRAME_NS);
-  pull_gap(&start, &duration);
-  fail_unless_equals_uint64(start, sample_time(run0 + 8 * 480));
-  fail_unless_equals_uint64(start + duration, sample_time(run0 + 12 * 480));
+  expect_gap(run0 + 8 * 480, run0 + 12 * 480);
   fail_unless_equals_uint64(GST_BUFFER_PTS(b), sample_time(run0 + 12 * 480));
   fail_unless(GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DISCONT));
   fail_unless(gst_buffer_get_audio_clipping_meta(b) == NULL);
@@ -301,10 +304,7 @@ GST_START_TEST(gated_frames_wait_for_the_frames_sent_before_them) {
   /* the count read with that frame is taken as seen: only what the gate holds back later is a gap */
   g_atomic_int_set(&script.gated, 7);
   gst_deskaudio_src_wake(src);
-  GstClockTime start, duration;
-  pull_gap(&start, &duration);
-  fail_unless_equals_uint64(start, sample_time(run0 + 4 * 480));
-  fail_unless_equals_uint64(start + duration, sample_time(run0 + 6 * 480));
+  expect_gap(run0 + 4 * 480, run0 + 6 * 480);
   teardown();
 }
 GST_END_TEST;
@@ -478,12 +478,7 @@ GST_END_TEST;
  * counted, 0.5 s of audio kept whatever the frames' length; the stream goes on from the
  * oldest kept. */
 static void queue_keeps_half_a_second(guint16 samples, guint taken, guint kept) {
-  memset(&script, 0, sizeof script);
-  src = g_object_new(GST_TYPE_DESKAUDIO_SRC, NULL);
-  gst_deskaudio_src_set_source(src, &scripted);
-  h = gst_harness_new_with_element(GST_ELEMENT(src), NULL, "src");
-  gst_harness_use_testclock(h);
-  at_time(6 * GST_SECOND);
+  harness_at(6 * GST_SECOND);
   fail_unless(gst_element_set_state(h->element, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
   for (guint k = 0; k < taken; k++) {
     Frame f = {.sequence = k, .sample_clock = (guint64)samples * k, .samples = samples,
