@@ -3,10 +3,13 @@ at (scripts/test-gstreamer starts it): a stereo tone (1 kHz left, 1.5 kHz right,
 played into the default sink, recorded through the element and judged on what a loaded machine
 cannot bend: each channel's frequency and level, no 10 ms block missing, the length to the
 sample; Ogg Opus that ffmpeg plays; RTP that ffmpeg plays from an SDP, timestamps exactly one
-frame apart; through webrtcbin into headless Chromium; 5.1 with each channel's tone in its place; the zero gate's silence as GAP events that tile the timeline exactly; and, measured
-into the report, its CPU beside `pulsesrc ! opusenc` at the same settings.
+frame apart; the zero gate's silence as GAP events that tile the timeline exactly; 5.1 with each
+channel's tone in its place; settings changed while playing; bursts in Matroska against when
+they were played; webrtcbin into headless Chromium, stereo and 5.1; no server. Measured into
+the report beside `pulsesrc ! opusenc` at the same settings: sync, sink-to-sink latency, CPU.
 
   gstreamer_test.py PLUGIN_DIR SINK [--backend NAME] [--browser-rig DIR] [--only SCENARIO...]
+                    [--skip SCENARIO...]
 """
 import argparse
 import json
@@ -28,6 +31,10 @@ from verdicts import check, failures, measure  # noqa: E402
 HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS
 LEFT_HZ, RIGHT_HZ = 1000, 1500
 PRE_SKIP = 120  # libopus's look-ahead at 48 kHz: the OpusHead's pre-skip at the default settings
+# What hosts run today, at the element's settings (10 ms, 128 kbit/s, restricted low delay,
+# complexity 10), after a `pulsesrc`.
+OPUSENC = ("audio/x-raw,rate=48000,channels=2,format=S16LE ! opusenc audio-type=restricted-lowdelay frame-size=10 "
+           "bitrate=128000 complexity=10")
 
 
 def gst_launch(pipeline, timeout=30, verbose=False):
@@ -41,8 +48,14 @@ def play_tone(sink, seconds, path):
     return subprocess.Popen(["paplay", f"--device={sink}", path])
 
 
-def read_f32(path, offset=0):
-    return np.fromfile(path, dtype="<f4", offset=offset).reshape(-1, 2)
+def read_f32(path):
+    return np.fromfile(path, dtype="<f4").reshape(-1, 2)
+
+
+def ran(name, result):
+    """Checks that gst-launch ran to its end; whether it did."""
+    check(result.returncode == 0, f"{name}: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    return result.returncode == 0
 
 
 def judge_tone(name, pcm, expect_samples=None, weak_blocks_budget=None):
@@ -74,15 +87,14 @@ def judge_tone(name, pcm, expect_samples=None, weak_blocks_budget=None):
 
 
 def tone_through_opusdec(plugin_args, sink, work):
-    """The README's pipeline: deskaudiosrc ! opusdec ! wavenc, 6 s of a tone that plays on."""
+    """deskaudiosrc ! opusdec into a raw file: 6 s of a tone that plays on."""
     player = play_tone(sink, 12, os.path.join(work, "tone.wav"))
     time.sleep(1.0)
     out = os.path.join(work, "opusdec.raw")
     result = gst_launch(f"deskaudiosrc {plugin_args} num-buffers=600 ! opusdec ! audioconvert ! "
                         f"audio/x-raw,format=F32LE,channels=2 ! filesink location={out}")
     player.kill()
-    check(result.returncode == 0, f"tone: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
-    if result.returncode == 0:
+    if ran("tone", result):
         judge_tone("tone", read_f32(out), expect_samples=600 * 480 - PRE_SKIP)
 
 
@@ -92,7 +104,7 @@ def ogg_in_ffmpeg(sink, work):
     path = os.path.join(work, "capture.opus")
     result = gst_launch(f"deskaudiosrc num-buffers=400 ! oggmux ! filesink location={path}")
     player.kill()
-    check(result.returncode == 0, f"ogg: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    ran("ogg", result)
     decoded = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "f32le", "-ac", "2", "-ar", "48000", "-"],
                              capture_output=True, timeout=30)
     check(decoded.returncode == 0, f"ogg: ffmpeg decoded it {decoded.stderr.decode()[-300:]}")
@@ -136,7 +148,7 @@ def rtp_in_ffmpeg(sink, work):
     time.sleep(0.5)
     ffmpeg.terminate()
     ffmpeg.wait(timeout=10)
-    check(result.returncode == 0, f"rtp: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    ran("rtp", result)
     sequences = [int.from_bytes(p[2:4], "big") for p in packets]
     stamps = [int.from_bytes(p[4:8], "big") for p in packets]
     steps = sorted(set((b - a) % 2**32 for a, b in zip(stamps, stamps[1:])))
@@ -177,7 +189,7 @@ def gate_as_gaps(sink, work):
                         timeout=40, verbose=True)
     for p in players:
         p.join()
-    check(result.returncode == 0, f"gate: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
+    ran("gate", result)
     spans, gaps, resumed, off_grid = [], [], [], []
     first = None
     for line in result.stdout.splitlines():
@@ -232,8 +244,7 @@ def surround_in_place(work):
                         f"audio/x-raw,format=F32LE,channels=6 ! filesink location={out}")
     player.kill()
     subprocess.run(["pactl", "unload-module", module], timeout=10)
-    check(result.returncode == 0, f"surround: gst-launch ran ({result.returncode}) {result.stderr[-300:]}")
-    if result.returncode != 0:
+    if not ran("surround", result):
         return
     pcm = np.fromfile(out, dtype="<f4").reshape(-1, 6)[960:]
     level_db = 20 * np.log10(0.25 / np.sqrt(2))
@@ -252,9 +263,7 @@ def sync_in_matroska(stamp_probe, sink, work):
     pipeline's base time against that true time."""
     sources = {
         "deskaudiosrc": "deskaudiosrc",
-        "pulsesrc ! opusenc": f"pulsesrc device={sink}.monitor provide-clock=false ! "
-                              "audio/x-raw,rate=48000,channels=2,format=S16LE ! "
-                              "opusenc audio-type=restricted-lowdelay frame-size=10 bitrate=128000",
+        "pulsesrc ! opusenc": f"pulsesrc device={sink}.monitor provide-clock=false ! {OPUSENC}",
     }
     for name, source in sources.items():
         mkv = os.path.join(work, "sync.mkv")
@@ -269,13 +278,12 @@ def sync_in_matroska(stamp_probe, sink, work):
         recorder.send_signal(2)
         _, log = recorder.communicate(timeout=20)
         truths = [int(t) for t in re.findall(r"true_ns (\d+)", probe.stdout)]
-        base = re.findall(r"base_time (\d+):(\d\d):(\d\d)\.(\d{9})", log)
+        base = re.search(r"base_time " + TIME, log)
         check(recorder.returncode == 0 and len(truths) >= 15 and base,
               f"sync ({name}): recorded, {len(truths)} bursts' true times, base time found ({probe.stderr[-200:]})")
         if not (truths and base):
             continue
-        h, m, sec, n = (int(x) for x in base[0])
-        base_ns = ((h * 60 + m) * 60 + sec) * 1_000_000_000 + n
+        base_ns = ns(base, 1)
         decoded = gst_launch(f"filesrc location={mkv} ! matroskademux ! opusdec ! audioconvert ! "
                              f"audio/x-raw,format=F32LE,channels=2 ! identity silent=false ! "
                              f"filesink location={mkv}.raw", verbose=True)
@@ -321,8 +329,7 @@ def latency_beside_pulsesrc(work):
     sources = {
         "deskaudiosrc": "deskaudiosrc ! opusdec",
         "pulsesrc ! opusenc": "pulsesrc device=deskaudio_sink.monitor provide-clock=true do-timestamp=false "
-                              "buffer-time=100000 latency-time=1000 ! audio/x-raw,rate=48000,channels=2,format=S16LE ! "
-                              "opusenc audio-type=restricted-lowdelay frame-size=10 bitrate=128000 ! opusdec",
+                              f"buffer-time=100000 latency-time=1000 ! {OPUSENC} ! opusdec",
     }
     for name, source in sources.items():
         host, heard = StampedRecorder(runtime), StampedRecorder(runtime, "deskaudio_other.monitor")
@@ -435,9 +442,7 @@ def cpu_beside_pulsesrc(sink, work, rounds=3):
     pipelines = {
         "deskaudiosrc": "deskaudiosrc num-buffers=400 ! fakesink",
         "start-up": "fakesrc num-buffers=1 ! fakesink",
-        "pulsesrc ! opusenc": f"pulsesrc device={sink}.monitor num-buffers=400 ! "
-                              "audio/x-raw,rate=48000,channels=2,format=S16LE ! opusenc audio-type=restricted-lowdelay "
-                              "frame-size=10 bitrate=128000 complexity=10 ! fakesink",
+        "pulsesrc ! opusenc": f"pulsesrc device={sink}.monitor num-buffers=400 ! {OPUSENC} ! fakesink",
     }
     seconds = {name: [] for name in pipelines}
     for _ in range(rounds):
@@ -445,7 +450,7 @@ def cpu_beside_pulsesrc(sink, work, rounds=3):
             before = os.times()
             result = gst_launch(pipeline)
             after = os.times()
-            check(result.returncode == 0, f"cpu: {name} ran ({result.returncode}) {result.stderr[-200:]}")
+            ran(f"cpu ({name})", result)
             seconds[name].append((after.children_user + after.children_system
                                   - before.children_user - before.children_system))
     player.kill()
@@ -479,26 +484,31 @@ def main():
     parser.add_argument("--backend", default="")
     parser.add_argument("--stamp-probe", default=".build/stamp-error")
     parser.add_argument("--browser-rig", help="a rig for Chromium's sound (the webrtcbin scenario)")
-    parser.add_argument("--only", nargs="*", default=["tone", "ogg", "rtp", "gate", "surround", "settings", "sync", "latency", "webrtc",
-                                 "webrtc-surround", "no-server", "cpu"])
+    parser.add_argument("--only", nargs="*", help="these scenarios alone (default: every one)")
     parser.add_argument("--skip", nargs="*", default=[])
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = args.plugin_dir
     backend = f"backend={args.backend}" if args.backend else ""
     with tempfile.TemporaryDirectory() as work:
-        for name, run in (("tone", lambda: tone_through_opusdec(backend, args.sink, work)),
-                          ("ogg", lambda: ogg_in_ffmpeg(args.sink, work)),
-                          ("rtp", lambda: rtp_in_ffmpeg(args.sink, work)),
-                          ("gate", lambda: gate_as_gaps(args.sink, work)),
-                          ("surround", lambda: surround_in_place(work)),
-                          ("settings", lambda: settings_while_playing(args.sink, work)),
-                          ("sync", lambda: sync_in_matroska(args.stamp_probe, args.sink, work)),
-                          ("latency", lambda: latency_beside_pulsesrc(work)),
-                          ("webrtc", lambda: webrtcbin_to_chromium(args.sink, args.browser_rig, work)),
-                          ("webrtc-surround", lambda: webrtcbin_to_chromium(args.sink, args.browser_rig, work, True)),
-                          ("no-server", lambda: no_server(args.plugin_dir)),
-                          ("cpu", lambda: cpu_beside_pulsesrc(args.sink, work))):
-            if name in args.only and name not in args.skip:
+        scenarios = {
+            "tone": lambda: tone_through_opusdec(backend, args.sink, work),
+            "ogg": lambda: ogg_in_ffmpeg(args.sink, work),
+            "rtp": lambda: rtp_in_ffmpeg(args.sink, work),
+            "gate": lambda: gate_as_gaps(args.sink, work),
+            "surround": lambda: surround_in_place(work),
+            "settings": lambda: settings_while_playing(args.sink, work),
+            "sync": lambda: sync_in_matroska(args.stamp_probe, args.sink, work),
+            "latency": lambda: latency_beside_pulsesrc(work),
+            "webrtc": lambda: webrtcbin_to_chromium(args.sink, args.browser_rig, work),
+            "webrtc-surround": lambda: webrtcbin_to_chromium(args.sink, args.browser_rig, work, True),
+            "no-server": lambda: no_server(args.plugin_dir),
+            "cpu": lambda: cpu_beside_pulsesrc(args.sink, work),
+        }
+        unknown = (set(args.only or []) | set(args.skip)) - set(scenarios)
+        if unknown:
+            parser.error(f"no scenario {sorted(unknown)}; there are {list(scenarios)}")
+        for name, run in scenarios.items():
+            if name in (args.only or scenarios) and name not in args.skip:
                 started = time.monotonic()
                 run()
                 print(f"      ({name}: {time.monotonic() - started:.1f} s)", flush=True)
