@@ -204,7 +204,8 @@ static DWORD WINAPI peer_main(LPVOID argument)
         handles[count++] = channels;
         if (WaitForMultipleObjects(count, handles, FALSE, INFINITE) == WAIT_FAILED) break;
         if (!peer->CheckFileDescriptor(peer)) break;
-        if (WaitForSingleObject(channels, 0) != WAIT_OBJECT_0) continue;
+        /* On every wake once the peer is active (R-RDP-DRDYNVC). */
+        if (!peer->activated) continue;
         if (!WTSVirtualChannelManagerCheckFileDescriptor(context->vcm)) break;
         if (context->audio) (void)deskaudio_rdp_audio_check(context->audio);
     }
@@ -265,7 +266,7 @@ static int usage(const char *problem)
     if (problem) fprintf(stderr, "deskaudio-rdp-host: %s\n", problem);
     fprintf(stderr,
             "usage: deskaudio-rdp-host [--port N] [--listen ADDRESS] [--certificate-dir DIR]\n"
-            "         [--codecs opus,pcm] [--max-late-ms MS] [--microphone NAME | --no-microphone]\n"
+            "         [--codecs opus,pcm] [--max-late-ms MS] [--microphone NAME | --no-microphone] [--dynamic-channel]\n"
             "         [--no-app] [--mic] [--app-device NAME] [--mic-device NAME] [--apps A,B | --exclude-apps A,B]\n"
             "         [--mute-host] [--bitrate BPS] [--frame-ms 2.5|5|10|20] [--backend pipewire|pulse]\n"
             "  DESKAUDIO_RDP_PASSWORD: the password clients give (needed to listen beyond 127.0.0.1)\n");
@@ -301,6 +302,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(arg, "--max-late-ms") && value) options.audio.max_late_ms = (uint32_t)strtoul(VALUE(), NULL, 10);
         else if (!strcmp(arg, "--microphone") && value) options.audio.microphone_name = VALUE();
         else if (!strcmp(arg, "--no-microphone")) options.audio.microphone_name = NULL;
+        else if (!strcmp(arg, "--dynamic-channel")) options.audio.dynamic_channel = true;
         else if (!strcmp(arg, "--no-app")) options.app = false;
         else if (!strcmp(arg, "--mic")) options.mic = true;
         else if (!strcmp(arg, "--app-device") && value) options.app_device = VALUE();

@@ -4,7 +4,7 @@
  *
  * One deskaudio_rdp_audio per connected peer:
  *   - audio output (MS-RDPEA, the static "rdpsnd" channel, or the dynamic one where the client
- *     joined no static one): offers Opus 48 kHz stereo (the AudioFrames' own packets, passed
+ *     joined no static one or the options ask for it): offers Opus 48 kHz stereo (the AudioFrames' own packets, passed
  *     through; surround frames folded to stereo and encoded again) and 16-bit PCM 48 kHz stereo
  *     (decoded by the library's decoder), and sends in the first of them the client lists;
  *     one Wave2 PDU per AudioFrame, wTimeStamp our milliseconds, dwAudioTimeStamp the frame's
@@ -53,6 +53,10 @@ typedef struct deskaudio_rdp_options {
     const char *microphone_name;
     /** Its description; NULL: the name. */
     const char *microphone_description;
+    /** true: audio output on the dynamic channel (AUDIO_PLAYBACK_DVC) once the client's dynamic
+     *  channels are ready, even where it joined the static one (for a client that offers no
+     *  dynamic one, the static one is never opened then); false: the static one where joined. */
+    bool dynamic_channel;
 } deskaudio_rdp_options;
 
 /** A peer's counts (deskaudio_rdp_audio_get_stats()). */

@@ -58,6 +58,7 @@ struct deskaudio_rdp_audio {
     HANDLE vcm;
     uint32_t codecs;
     uint32_t max_late_ms;
+    bool dynamic_channel;
     output_side out;
     input_side in;
 };
@@ -165,7 +166,7 @@ static bool start_output(deskaudio_rdp_audio *audio, bool dynamic)
         rdpsnd_server_context_free(rdpsnd);
         return false;
     }
-    WLog_DBG(TAG, "audio output opened (%s channel)", dynamic ? "dynamic" : "static");
+    WLog_INFO(TAG, "audio output opened (the %s channel)", dynamic ? "dynamic" : "static");
     return true;
 }
 
@@ -371,6 +372,7 @@ deskaudio_rdp_audio *deskaudio_rdp_audio_new(freerdp_peer *peer, HANDLE vcm, con
     audio->vcm = vcm;
     audio->codecs = options->codecs ? options->codecs : DESKAUDIO_RDP_OPUS | DESKAUDIO_RDP_PCM;
     audio->max_late_ms = options->max_late_ms ? options->max_late_ms : DEFAULT_MAX_LATE_MS;
+    audio->dynamic_channel = options->dynamic_channel;
     pthread_mutex_init(&audio->out.lock, NULL);
     audio->out.client_format = -1;
     rdp_ledger_reset(&audio->out.ledger);
@@ -392,14 +394,13 @@ int32_t deskaudio_rdp_audio_check(deskaudio_rdp_audio *audio)
     if (!audio) return DESKAUDIO_ERROR_INVALID_ARGUMENT;
     bool dynamic_ready = WTSVirtualChannelManagerIsChannelJoined(audio->vcm, DRDYNVC_SVC_CHANNEL_NAME) &&
                          WTSVirtualChannelManagerGetDrdynvcState(audio->vcm) == DRDYNVC_STATE_READY;
-    if (!audio->out.started) {
-        if (WTSVirtualChannelManagerIsChannelJoined(audio->vcm, RDPSND_CHANNEL_NAME)) {
-            audio->out.started = true;
-            (void)start_output(audio, false);
-        } else if (dynamic_ready) {
-            audio->out.started = true;
-            (void)start_output(audio, true);
-        }
+    bool static_joined = WTSVirtualChannelManagerIsChannelJoined(audio->vcm, RDPSND_CHANNEL_NAME);
+    if (!audio->out.started && static_joined && !audio->dynamic_channel) {
+        audio->out.started = true;
+        (void)start_output(audio, false);
+    } else if (!audio->out.started && dynamic_ready) {
+        audio->out.started = true;
+        (void)start_output(audio, true);
     }
     if (audio->in.name && !audio->in.opened && dynamic_ready) (void)open_input(audio);
     return DESKAUDIO_OK;
