@@ -4,7 +4,10 @@ name and fails only past its gross budget."""
 import os
 import sys
 
+import numpy as np
+
 from report import record
+from signals import RATE, block_levels, frequency
 
 failures = []
 
@@ -20,3 +23,32 @@ def measure(figure, value, unit, at_most, text="", digits=".1f"):
     its gross budget `at_most`, stated at the call; shown with `digits`."""
     check(record(os.path.basename(sys.argv[0]), figure, value, unit, at_most),
           f"{figure}: {value:{digits}} {unit} (gross budget {at_most}) {text}")
+
+
+HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS: a sine at half scale
+
+
+def judge_tone(name, pcm, tones, skip, weak_blocks_budget=None):
+    """A stereo recording of a steady tone in each channel (`tones`: its Hz per channel), from
+    sample `skip` on: each channel's frequency within 2 Hz, its level within 1 dB of half scale,
+    and every 10 ms block there (no block 3 dB down: asserted; or, where a player of its own
+    decides them, measured against `weak_blocks_budget`)."""
+    body = pcm[skip:]
+    for channel, hz in enumerate(tones):
+        samples = body[:, channel]
+        if len(samples) < 2 * RATE:
+            check(False, f"{name}: channel {channel}: only {len(samples)} samples")
+            continue
+        found = frequency(samples)
+        check(abs(found - hz) < 2, f"{name}: channel {channel} at {found:.1f} Hz (played {hz})")
+        level = 10 * np.log10(np.mean(samples.astype(np.float64) ** 2))
+        check(abs(level - HALF_SCALE_RMS_DB) <= 1, f"{name}: channel {channel} at {level:.2f} dBFS "
+                                                   f"(played {HALF_SCALE_RMS_DB:.2f}, within 1 dB)")
+        levels = block_levels(samples)
+        weak = np.flatnonzero(levels < HALF_SCALE_RMS_DB - 3)
+        if weak_blocks_budget is None:
+            check(len(weak) == 0, f"{name}: channel {channel}: {len(levels)} blocks of 10 ms, "
+                                  f"{len(weak)} more than 3 dB down {weak[:8].tolist()}")
+        else:
+            measure(f"{name}: 10 ms blocks more than 3 dB down, channel {channel}", len(weak), "blocks",
+                    weak_blocks_budget, f"of {len(levels)} {weak[:5].tolist()}", digits="d")

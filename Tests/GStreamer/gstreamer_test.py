@@ -25,10 +25,10 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
-from signals import RATE, block_levels, frequency  # noqa: E402
+from signals import RATE  # noqa: E402
 from verdicts import check, failures, measure  # noqa: E402
+from verdicts import judge_tone as judge_stereo_tone  # noqa: E402
 
-HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS
 LEFT_HZ, RIGHT_HZ = 1000, 1500
 PRE_SKIP = 120  # libopus's look-ahead at 48 kHz: the OpusHead's pre-skip at the default settings
 # What hosts run today, at the element's settings (10 ms, 128 kbit/s, restricted low delay,
@@ -59,31 +59,11 @@ def ran(name, result):
 
 
 def judge_tone(name, pcm, expect_samples=None, weak_blocks_budget=None):
-    """Each channel's frequency and level, and every 10 ms block there (asserted; or, where a
-    player of its own decides them, such as Chromium's jitter buffer, measured against
-    `weak_blocks_budget`)."""
+    """The stereo tone (verdicts.judge_tone) after the decoder's first 20 ms, and its length."""
     if expect_samples is not None:
         check(len(pcm) == expect_samples, f"{name}: {len(pcm)} samples a channel, as the buffers pushed say "
                                           f"({expect_samples})")
-    body = pcm[960:]  # the decoder's first 20 ms
-    for channel, hz in ((0, LEFT_HZ), (1, RIGHT_HZ)):
-        samples = body[:, channel]
-        if len(samples) < 2 * RATE:
-            check(False, f"{name}: channel {channel}: only {len(samples)} samples")
-            continue
-        found = frequency(samples)
-        check(abs(found - hz) < 2, f"{name}: channel {channel} at {found:.1f} Hz (played {hz})")
-        level = 10 * np.log10(np.mean(samples.astype(np.float64) ** 2))
-        check(abs(level - HALF_SCALE_RMS_DB) <= 1, f"{name}: channel {channel} at {level:.2f} dBFS "
-                                                   f"(played {HALF_SCALE_RMS_DB:.2f}, within 1 dB)")
-        levels = block_levels(samples)
-        weak = np.flatnonzero(levels < HALF_SCALE_RMS_DB - 3)
-        if weak_blocks_budget is None:
-            check(len(weak) == 0, f"{name}: channel {channel}: {len(levels)} blocks of 10 ms, "
-                                  f"{len(weak)} more than 3 dB down {weak[:5].tolist()}")
-        else:
-            measure(f"{name}: 10 ms blocks more than 3 dB down, channel {channel}", len(weak), "blocks",
-                    weak_blocks_budget, f"of {len(levels)} {weak[:5].tolist()}", digits="d")
+    judge_stereo_tone(name, pcm, (LEFT_HZ, RIGHT_HZ), 960, weak_blocks_budget)
 
 
 def tone_through_opusdec(plugin_args, sink, work):

@@ -35,6 +35,9 @@
 extern "C" {
 #endif
 
+/** What libdeskaudio-rdp.so exports (it is built with hidden visibility otherwise). */
+#define DESKAUDIO_RDP_EXPORT __attribute__((visibility("default")))
+
 /** Codecs (deskaudio_rdp_options.codecs, deskaudio_rdp_stats.codec). */
 #define DESKAUDIO_RDP_OPUS 1
 #define DESKAUDIO_RDP_PCM 2
@@ -101,7 +104,7 @@ typedef struct deskaudio_rdp_audio deskaudio_rdp_audio;
  * peer's virtual channel manager (WTSOpenServerA()); `options` NULL: the defaults. NULL on
  * failure (a bad option, no memory), with a WLog error.
  */
-deskaudio_rdp_audio *deskaudio_rdp_audio_new(freerdp_peer *peer, HANDLE vcm, const deskaudio_rdp_options *options);
+DESKAUDIO_RDP_EXPORT deskaudio_rdp_audio *deskaudio_rdp_audio_new(freerdp_peer *peer, HANDLE vcm, const deskaudio_rdp_options *options);
 
 /**
  * Opens what is ready: the audio output (static at once; dynamic, and the microphone, once the
@@ -109,24 +112,24 @@ deskaudio_rdp_audio *deskaudio_rdp_audio_new(freerdp_peer *peer, HANDLE vcm, con
  * WTSVirtualChannelManagerCheckFileDescriptor(). DESKAUDIO_OK, or
  * DESKAUDIO_ERROR_INVALID_ARGUMENT for NULL.
  */
-int32_t deskaudio_rdp_audio_check(deskaudio_rdp_audio *audio);
+DESKAUDIO_RDP_EXPORT int32_t deskaudio_rdp_audio_check(deskaudio_rdp_audio *audio);
 
 /**
  * Sends one AudioFrame (as a capture's frame callback hands it) to the client: DESKAUDIO_OK,
  * also when it is held back (no format yet, the client late: counted); a DESKAUDIO_ERROR_FRAME_*
  * code for bytes that are no AudioFrame; DESKAUDIO_ERROR_STREAM when FreeRDP fails to send.
  */
-int32_t deskaudio_rdp_audio_send(deskaudio_rdp_audio *audio, const uint8_t *frame, size_t len);
+DESKAUDIO_RDP_EXPORT int32_t deskaudio_rdp_audio_send(deskaudio_rdp_audio *audio, const uint8_t *frame, size_t len);
 
 /** Copies the counts: DESKAUDIO_OK, or DESKAUDIO_ERROR_INVALID_ARGUMENT (NULL, size 0). */
-int32_t deskaudio_rdp_audio_get_stats(deskaudio_rdp_audio *audio, deskaudio_rdp_stats *stats, size_t stats_size);
+DESKAUDIO_RDP_EXPORT int32_t deskaudio_rdp_audio_get_stats(deskaudio_rdp_audio *audio, deskaudio_rdp_stats *stats, size_t stats_size);
 
 /**
  * Closes the channels, joins FreeRDP's audio threads, removes the remote microphone and frees;
  * NULL is ignored. On the peer's thread, before the vcm is closed, and not while a
  * deskaudio_rdp_audio_send() on it may run (take it out of your frame fan-out first).
  */
-void deskaudio_rdp_audio_free(deskaudio_rdp_audio *audio);
+DESKAUDIO_RDP_EXPORT void deskaudio_rdp_audio_free(deskaudio_rdp_audio *audio);
 
 #ifdef __cplusplus
 }
