@@ -5,8 +5,8 @@ client machine.
 Asserted, what a loaded machine cannot bend:
 - a stereo tone (1 kHz left, 1.5 kHz right, half scale) played into the host's sink is heard at
   the client's sink at its frequency, each channel in its place, its level within 1 dB, over
-  30 s, once with the client offering only Opus and once only PCM (and 10 s through the dynamic
-  channel); each block confirmed twice;
+  30 s, by two clients at once, one offering only Opus and one only PCM (and 10 s through the
+  dynamic channel); each block confirmed twice;
 - the client's microphone (the tone into the client rig's microphone) recorded on the host from
   the remote microphone the same way;
 - faults: a client killed and reconnecting 35 times (over the last 20, file descriptors exactly
@@ -154,13 +154,6 @@ def play(rig, path, device):
     return started(subprocess.Popen(["paplay", f"--device={device}", path], env=rig_environment(rig)))
 
 
-def record(rig, device, seconds, path):
-    """`seconds` of `device` (a monitor or a source) on the rig, float stereo at 48 kHz."""
-    subprocess.run(["timeout", str(seconds), "parec", f"--device={device}", "--format=float32le", "--rate=48000",
-                    "--channels=2", "--raw", path], env=rig_environment(rig))
-    return np.fromfile(path, dtype="<f4").reshape(-1, 2) if os.path.exists(path) else np.zeros((0, 2), np.float32)
-
-
 def judge_tone(name, pcm):
     """The stereo tone (verdicts.judge_tone) after the recorder's first 100 ms: its frequency and
     level asserted; its 10 ms blocks 3 dB down measured, against a gross budget of 1 % of them.
@@ -169,63 +162,96 @@ def judge_tone(name, pcm):
     judge_stereo_tone(name, pcm, (LEFT_HZ, RIGHT_HZ), 4800, weak_blocks_budget=max(len(pcm) // 480 // 100, 1))
 
 
-def heard(args, display, work, formats, name, seconds=30, channel="static", *host_arguments):
-    """The tone played into the host's sink, `seconds` heard at the client's sink, through the
-    audio output's `channel` (static or dynamic)."""
+# The clients of the tone and latency scenarios, at once: each offers one format and plays
+# into a sink of its own on the client's rig.
+BOTH = ((OPUS, "deskaudio_sink", "opus"), (PCM, "deskaudio_other", "pcm"))
+
+
+def connect(host, args, display, work, clients, **options):
+    """The clients, one after another (the host numbers them in that order), each connected."""
+    started = []
+    for number, (formats, sink, name) in enumerate(clients, 1):
+        client = Client(host, args.client_rig, display, work, formats=formats, sink=sink, name=name, **options)
+        if not host.wait_for("connected", number):
+            raise RuntimeError(f"{name}: the client did not connect: {client.log()[-600:]}")
+        started.append(client)
+    return started
+
+
+def record_at_once(rig, devices, seconds, work):
+    """`seconds` of each of `devices` on the rig, recorded at once."""
+    environment = rig_environment(rig)
+    paths = [os.path.join(work, f"{device}-{time.monotonic_ns()}.raw") for device in devices]
+    recorders = [subprocess.Popen(["timeout", str(seconds), "parec", f"--device={device}", "--format=float32le",
+                                   "--rate=48000", "--channels=2", "--raw", path], env=environment)
+                 for device, path in zip(devices, paths)]
+    for recorder in recorders:
+        recorder.wait()
+    return [np.fromfile(path, dtype="<f4").reshape(-1, 2) if os.path.exists(path) else np.zeros((0, 2), np.float32)
+            for path in paths]
+
+
+def heard(args, display, work, clients=BOTH, seconds=30, channel="static", *host_arguments):
+    """The tone played into the host's sink, `seconds` heard at each client's sink, the clients
+    at once, through the audio output's `channel` (static or dynamic)."""
     host = Host(args.build, args.host_rig, work, "--no-microphone", *host_arguments)
-    player = play(args.host_rig, tone_file(os.path.join(work, "tone.wav"), 40), "deskaudio_sink")
-    client = Client(host, args.client_rig, display, work, formats=formats)
-    if not host.wait_for("connected"):
-        raise RuntimeError(f"{name}: the client did not connect: {client.log()[-600:]}")
-    time.sleep(2.0)  # the client's stream starts
-    pcm = record(args.client_rig, "deskaudio_sink.monitor", seconds + 1, os.path.join(work, f"{name}.raw"))
-    judge_tone(f"{name}: at the client's sink", pcm)
-    client.kill()
+    player = play(args.host_rig, tone_file(os.path.join(work, "tone.wav"), seconds + 10), "deskaudio_sink")
+    started = connect(host, args, display, work, clients)
+    time.sleep(2.0)  # the clients' streams start
+    recordings = record_at_once(args.client_rig, [f"{sink}.monitor" for _, sink, _ in clients], seconds + 1, work)
+    for (_, _, name), pcm in zip(clients, recordings):
+        judge_tone(f"{name}: at the client's sink", pcm)
+    for client in started:
+        client.kill()
     player.kill()
-    check(host.wait_for("left"), f"{name}: the host saw the client leave")
+    check(host.wait_for(" left:", len(clients)), "the host saw the clients leave")
     host.stop()
-    check(f"audio output opened (the {channel} channel)" in host.log(), f"{name}: through the {channel} channel")
-    stats = host.stats()
-    codec = "opus" if formats == OPUS else "pcm"
-    check(bool(stats) and stats[0].get("codec") == codec, f"{name}: the host sent {codec} {stats[:1]}")
-    if stats:
-        sent = int(stats[0].get("frames sent", 0))
+    check(host.log().count(f"audio output opened (the {channel} channel)") == len(clients),
+          f"through the {channel} channel")
+    stats = sorted(host.stats(), key=lambda line: line["client"])
+    for (formats, _, name), line in zip(clients, stats):
+        codec = "opus" if formats == OPUS else "pcm"
+        check(line.get("codec") == codec, f"{name}: the host sent {codec} {line}")
+        sent = int(line.get("frames sent", 0))
         check(sent >= seconds * 100, f"{name}: {sent} frames sent, at least {seconds} s of them")
-        confirmations = int(stats[0].get("confirmations", 0))
+        confirmations = int(line.get("confirmations", 0))
         check(2 * sent - 60 <= confirmations <= 2 * sent, f"{name}: the client confirmed each block twice, on "
                                                           f"arrival and played, but those in flight when it was "
                                                           f"killed ({confirmations} confirmations)")
-        measure(f"{name}: frames dropped as late", int(stats[0].get("dropped late", 0)), "frames", 50, digits="d")
+        measure(f"{name}: frames dropped as late", int(line.get("dropped late", 0)), "frames", 50, digits="d")
 
 
-def latency(args, display, work, formats, name):
-    """Sink to sink: 200 bursts of 10 ms played into the host's sink, both sinks' monitors
-    recorded with CLOCK_MONOTONIC times (Tests/Browser's stamped recorder)."""
+def latency(args, display, work, clients=BOTH):
+    """Sink to sink: 200 bursts of 10 ms played into the host's sink, the host's sink and each
+    client's recorded with CLOCK_MONOTONIC times (Tests/Browser's stamped recorder)."""
     from stamped_recorder import StampedRecorder
     from web_rig import bursts, play as play_bursts, silence
     host = Host(args.build, args.host_rig, work, "--no-microphone")
-    client = Client(host, args.client_rig, display, work, formats=formats)
-    check(host.wait_for("connected"), f"{name}: the client connected")
+    started = connect(host, args, display, work, clients)
     keep_alive = play(args.host_rig, tone_file(os.path.join(work, "quiet.wav"), 2), "deskaudio_sink")
     keep_alive.wait(timeout=10)
     at_host = StampedRecorder(rig_environment(args.host_rig)["XDG_RUNTIME_DIR"])
-    at_client = StampedRecorder(rig_environment(args.client_rig)["XDG_RUNTIME_DIR"])
+    at_clients = [StampedRecorder(rig_environment(args.client_rig)["XDG_RUNTIME_DIR"], f"{sink}.monitor")
+                  for _, sink, _ in clients]
     player = play_bursts(rig_environment(args.host_rig), os.path.join(work, "bursts.wav"), silence(0.3), bursts(200))
     player.wait(timeout=60)
     time.sleep(1.0)
     host_samples, host_time = at_host.finish()
-    client_samples, client_time = at_client.finish()
-    client.kill()
+    for (_, _, name), recorder in zip(clients, at_clients):
+        client_samples, client_time = recorder.finish()
+        latencies, missed = sink_to_sink(host_samples, host_time, client_samples, client_time, 0, 0)
+        measure(f"latency ({name}): bursts missed at the client's sink", len(missed), "of 200", 20,
+                f"({len(latencies)} heard)", digits="d")
+        if latencies:
+            p50, p99 = np.percentile(latencies, 50), np.percentile(latencies, 99)
+            print(f"      latency ({name}): sink to sink p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(latencies)} "
+                  f"bursts (xfreerdp3 asked for latency:100)", flush=True)
+            bound = "(GNOME Remote Desktop drops what waits 50 ms at the server)"
+            measure(f"latency ({name}): sink to sink p50 {bound}", p50, "ms", 400)
+            measure(f"latency ({name}): sink to sink p99 {bound}", p99, "ms", 600)
+    for client in started:
+        client.kill()
     host.stop()
-    latencies, missed = sink_to_sink(host_samples, host_time, client_samples, client_time, 0, 0)
-    measure(f"{name}: bursts missed at the client's sink", len(missed), "of 200", 20, f"({len(latencies)} heard)",
-            digits="d")
-    if latencies:
-        p50, p99 = np.percentile(latencies, 50), np.percentile(latencies, 99)
-        print(f"      {name}: sink to sink p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(latencies)} bursts "
-              f"(GNOME Remote Desktop drops frames queued over 50 ms; xfreerdp3 asked for latency:100)", flush=True)
-        measure(f"{name}: sink to sink p50 (GNOME Remote Desktop drops what waits 50 ms at the server)", p50, "ms", 400)
-        measure(f"{name}: sink to sink p99 (GNOME Remote Desktop drops what waits 50 ms at the server)", p99, "ms", 600)
 
 
 def microphone(args, display, work):
@@ -243,8 +269,8 @@ def microphone(args, display, work):
             break
         time.sleep(0.2)
     check("deskaudio_rdp_mic" in sources, "microphone: the remote microphone is a source on the host")
-    record(args.host_rig, "deskaudio_rdp_mic", 1.5, os.path.join(work, "warm.raw"))  # its jitter buffer settles
-    pcm = record(args.host_rig, "deskaudio_rdp_mic", 31, os.path.join(work, "microphone.raw"))
+    record_at_once(args.host_rig, ["deskaudio_rdp_mic"], 1.5, work)  # its jitter buffer settles
+    pcm, = record_at_once(args.host_rig, ["deskaudio_rdp_mic"], 31, work)
     judge_tone("microphone: recorded on the host", pcm)
     player.kill()
     client.kill()
@@ -292,8 +318,8 @@ def faults(args, display, work):
     second = Client(host, args.client_rig, display, work, name="second", sink="deskaudio_other")
     check(host.wait_for("connected", 37), "faults: two clients at once connected")
     time.sleep(2.0)
-    at_first = record(args.client_rig, "deskaudio_sink.monitor", 6, os.path.join(work, "first.raw"))
-    at_second = record(args.client_rig, "deskaudio_other.monitor", 6, os.path.join(work, "second.raw"))
+    at_first, at_second = record_at_once(args.client_rig, ["deskaudio_sink.monitor", "deskaudio_other.monitor"], 6,
+                                         work)
     judge_tone("faults: the first of two clients", at_first)
     judge_tone("faults: the second of two clients", at_second)
     second.kill()
@@ -320,7 +346,7 @@ def faults(args, display, work):
     time.sleep(3.0)
     stalled.process.send_signal(signal.SIGCONT)
     time.sleep(2.0)
-    after = record(args.client_rig, "deskaudio_sink.monitor", 6, os.path.join(work, "after-stall.raw"))
+    after, = record_at_once(args.client_rig, ["deskaudio_sink.monitor"], 6, work)
     judge_tone("faults: after the client's stall", after)
     stalled.kill()
     check(host.wait_for(" left:", 39), "faults: the stalled client left")
@@ -361,12 +387,11 @@ def sanitized(args, display, work):
 
 
 SCENARIOS = {  # name: what it runs, given (args, display, work)
-    "opus": lambda *run: heard(*run, OPUS, "opus"),
-    "pcm": lambda *run: heard(*run, PCM, "pcm"),
-    "dynamic": lambda *run: heard(*run, OPUS, "opus (dynamic channel)", 10, "dynamic", "--dynamic-channel"),
+    "tone": heard,
+    "dynamic": lambda *run: heard(*run, ((OPUS, "deskaudio_sink", "opus (dynamic channel)"),), 10, "dynamic",
+                                  "--dynamic-channel"),
     "microphone": microphone,
-    "latency-opus": lambda *run: latency(*run, OPUS, "latency (opus)"),
-    "latency-pcm": lambda *run: latency(*run, PCM, "latency (pcm)"),
+    "latency": latency,
     "faults": faults,
     "sanitized": sanitized,
 }
