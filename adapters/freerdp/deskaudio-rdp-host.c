@@ -60,7 +60,6 @@ static struct {
     pthread_mutex_t lock;
     deskaudio_rdp_audio *audio[64];
     size_t count;
-    unsigned connected;
 } clients = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static host_options options;

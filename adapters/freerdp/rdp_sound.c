@@ -92,8 +92,8 @@ static void rdpsnd_activated(RdpsndServerContext *context)
 {
     deskaudio_rdp_audio *audio = context->data;
     output_side *out = &audio->out;
-    rdp_wave_format client[64];
-    size_t count = context->num_client_formats < 64 ? context->num_client_formats : 64;
+    rdp_wave_format client[256];  /* the first 256 the client lists */
+    size_t count = context->num_client_formats < 256 ? context->num_client_formats : 256;
     for (size_t i = 0; i < count; i++) client[i] = wave_format_of(&context->client_formats[i]);
 
     pthread_mutex_lock(&out->lock);
@@ -258,8 +258,8 @@ static UINT audin_receive_formats(audin_server_context *context, const SNDIN_FOR
 {
     deskaudio_rdp_audio *audio = context->userdata;
     input_side *in = &audio->in;
-    rdp_wave_format client[64];
-    size_t count = formats->NumFormats < 64 ? formats->NumFormats : 64;
+    rdp_wave_format client[256];  /* the first 256 the client lists */
+    size_t count = formats->NumFormats < 256 ? formats->NumFormats : 256;
     for (size_t i = 0; i < count; i++) client[i] = wave_format_of(&formats->SoundFormats[i]);
     int index = rdp_choose_input(client, count);
     if (index < 0) {
