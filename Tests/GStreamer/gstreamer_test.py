@@ -31,15 +31,22 @@ from verdicts import judge_tone as judge_stereo_tone  # noqa: E402
 
 LEFT_HZ, RIGHT_HZ = 1000, 1500
 PRE_SKIP = 120  # libopus's look-ahead at 48 kHz: the OpusHead's pre-skip at the default settings
+# A tone's 10 ms blocks 3 dB down: the rig's own player misses periods on a loaded machine and
+# every recorder of the sink hears the dip (docs/reliability.md R-RIG-PLAYER: 1 of 597 beside
+# the sanitized suites, clean-clone runs 36 and 37), so measured, against 1 %; what the element
+# pushed is judged exactly (its length to the sample).
+RIG_PLAYER_BLOCKS = 6
 # What hosts run today, at the element's settings (10 ms, 128 kbit/s, restricted low delay,
 # complexity 10), after a `pulsesrc`.
 OPUSENC = ("audio/x-raw,rate=48000,channels=2,format=S16LE ! opusenc audio-type=restricted-lowdelay frame-size=10 "
            "bitrate=128000 complexity=10")
 
 
-def gst_launch(pipeline, timeout=30, verbose=False):
+def gst_launch(pipeline, timeout=30, verbose=False, debug=None):
+    """gst-launch-1.0 -e PIPELINE; `debug`: GST_DEBUG for it (its log in stderr)."""
     command = ["gst-launch-1.0", "-e"] + (["-v"] if verbose else []) + pipeline.split()
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    environment = os.environ | ({"GST_DEBUG": debug, "GST_DEBUG_NO_COLOR": "1"} if debug else {})
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
 
 
 def play_tone(sink, seconds, path):
@@ -75,7 +82,7 @@ def tone_through_opusdec(plugin_args, sink, work):
                         f"audio/x-raw,format=F32LE,channels=2 ! filesink location={out}")
     player.kill()
     if ran("tone", result):
-        judge_tone("tone", read_f32(out), expect_samples=600 * 480 - PRE_SKIP)
+        judge_tone("tone", read_f32(out), expect_samples=600 * 480 - PRE_SKIP, weak_blocks_budget=RIG_PLAYER_BLOCKS)
 
 
 def ogg_in_ffmpeg(sink, work):
@@ -89,7 +96,7 @@ def ogg_in_ffmpeg(sink, work):
                              capture_output=True, timeout=30)
     check(decoded.returncode == 0, f"ogg: ffmpeg decoded it {decoded.stderr.decode()[-300:]}")
     pcm = np.frombuffer(decoded.stdout, dtype="<f4").reshape(-1, 2)
-    judge_tone("ogg (ffmpeg)", pcm, expect_samples=400 * 480 - PRE_SKIP)
+    judge_tone("ogg (ffmpeg)", pcm, expect_samples=400 * 480 - PRE_SKIP, weak_blocks_budget=RIG_PLAYER_BLOCKS)
 
 
 def rtp_in_ffmpeg(sink, work):
@@ -168,17 +175,22 @@ def gate_as_gaps(sink, work):
         p.start()
     # 400 frames a second: 5.4 s of sent frames (2.8 s before the gate, the rest after)
     result = gst_launch("deskaudiosrc frame-size=2 num-buffers=1700 ! identity silent=false ! fakesink",
-                        timeout=40, verbose=True)
+                        timeout=40, verbose=True, debug="deskaudiosrc:5")
     for p in players:
         p.join()
     ran("gate", result)
+    # The grid and the tiling start again only where the element re-anchored, for a time step or
+    # drift past alignment-threshold (40 ms), as its log says (R-GST-STEP).
+    reanchors = {int(sample): (int(drift), int(flags)) for sample, drift, flags in
+                 re.findall(r"re-anchored at sample (\d+) \(drift (-?\d+) ns, flags (\d+)\)", result.stderr)}
     spans, gaps, resumed, off_grid = [], [], [], []
     first = None
     for line in result.stdout.splitlines():
         if (b := buffer_line.search(line)):
             pts, duration, offset = ns(b, 1), ns(b, 5), int(b.group(9))
-            spans.append((pts, pts + duration, "buffer"))
-            first = first or (round(pts * RATE / 1e9), offset)
+            spans.append((pts, pts + duration, "buffer", offset))
+            if first is None or offset in reanchors:
+                first = (round(pts * RATE / 1e9), offset)
             if pts != -(-(first[0] + offset - first[1]) * 1_000_000_000 // RATE):
                 off_grid.append((offset, pts))
             if "discont" in b.group(11) and len(spans) > 1:
@@ -186,15 +198,19 @@ def gate_as_gaps(sink, work):
         elif (g := gap_line.search(line.replace("\\", ""))):
             start, duration = int(g.group(1)), int(g.group(2))
             gaps.append((start, duration))
-            spans.append((start, start + duration, "gap"))
-    holes = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] != a[1]]
+            spans.append((start, start + duration, "gap", None))
+    holes = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] != a[1] and b[3] not in reanchors]
     gap_seconds = sum(d for _, d in gaps) / 1e9
     check(len(resumed) == 1, f"gate: sound came back once, with DISCONT ({len(resumed)}: {resumed[:3]})")
     check(len(gaps) > 0 and 1.0 < gap_seconds < 3.0, f"gate: {len(gaps)} GAP events, {gap_seconds:.3f} s of silence")
-    check(not off_grid, f"gate: every buffer's PTS on the first one's sample grid, by its offset "
+    unexplained = [(sample, drift, flags) for sample, (drift, flags) in reanchors.items()
+                   if not flags & 32 and abs(drift) <= 40_000_000]
+    check(not unexplained, f"gate: {len(reanchors)} re-anchors, each at a time step or past 40 ms of drift "
+                           f"{unexplained[:2]}")
+    check(not off_grid, f"gate: every buffer's PTS on its anchor's sample grid, by its offset "
                         f"({len(off_grid)} off: {off_grid[:2]})")
-    check(not holes, f"gate: buffers and gaps tile the timeline to the nanosecond ({len(holes)} breaks: "
-                     f"{holes[:2]})")
+    check(not holes, f"gate: buffers and gaps tile the timeline to the nanosecond but at re-anchors ({len(holes)} "
+                     f"breaks: {holes[:2]})")
 
 
 SURROUND_TONES = [500, 700, 900, 60, 1100, 1300]  # FL FR FC LFE RL RR, as the library's surround tests
