@@ -158,6 +158,18 @@ def ns(match, at):
     return ((h * 60 + m) * 60 + s) * 1_000_000_000 + n
 
 
+def reanchors_logged(name, log):
+    """The samples where the element re-anchored its timeline, from its debug log (GST_DEBUG
+    deskaudiosrc:5); checks that each had its reason: a time step, or drift past 40 ms."""
+    reanchors = {int(sample): (int(drift), int(flags)) for sample, drift, flags in
+                 re.findall(r"re-anchored at sample (\d+) \(drift (-?\d+) ns, flags (\d+)\)", log)}
+    unexplained = [(sample, drift, flags) for sample, (drift, flags) in reanchors.items()
+                   if not flags & 32 and abs(drift) <= 40_000_000]
+    check(not unexplained, f"{name}: {len(reanchors)} re-anchors, each at a time step or past 40 ms of drift "
+                           f"{unexplained[:2]}")
+    return reanchors
+
+
 def gate_as_gaps(sink, work):
     """2.5 ms frames (the gate closes after 2 s of zeros): a tone, 3.5 s of nothing, a tone."""
     buffer_line = re.compile(r"chain .*pts: " + TIME + r", duration: " + TIME + r", offset: (\d+), offset_end: +(\d+), "
@@ -181,8 +193,7 @@ def gate_as_gaps(sink, work):
     ran("gate", result)
     # The grid and the tiling start again only where the element re-anchored, for a time step or
     # drift past alignment-threshold (40 ms), as its log says (R-GST-STEP).
-    reanchors = {int(sample): (int(drift), int(flags)) for sample, drift, flags in
-                 re.findall(r"re-anchored at sample (\d+) \(drift (-?\d+) ns, flags (\d+)\)", result.stderr)}
+    reanchors = reanchors_logged("gate", result.stderr)
     spans, gaps, resumed, off_grid = [], [], [], []
     first = None
     for line in result.stdout.splitlines():
@@ -203,10 +214,6 @@ def gate_as_gaps(sink, work):
     gap_seconds = sum(d for _, d in gaps) / 1e9
     check(len(resumed) == 1, f"gate: sound came back once, with DISCONT ({len(resumed)}: {resumed[:3]})")
     check(len(gaps) > 0 and 1.0 < gap_seconds < 3.0, f"gate: {len(gaps)} GAP events, {gap_seconds:.3f} s of silence")
-    unexplained = [(sample, drift, flags) for sample, (drift, flags) in reanchors.items()
-                   if not flags & 32 and abs(drift) <= 40_000_000]
-    check(not unexplained, f"gate: {len(reanchors)} re-anchors, each at a time step or past 40 ms of drift "
-                           f"{unexplained[:2]}")
     check(not off_grid, f"gate: every buffer's PTS on its anchor's sample grid, by its offset "
                         f"({len(off_grid)} off: {off_grid[:2]})")
     check(not holes, f"gate: buffers and gaps tile the timeline to the nanosecond but at re-anchors ({len(holes)} "
@@ -409,16 +416,20 @@ def settings_while_playing(sink, work):
     player = play_tone(sink, 8, os.path.join(work, "tone.wav"))
     time.sleep(0.5)
     run = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "live_settings.py")],
-                         capture_output=True, text=True, timeout=30)
+                         capture_output=True, text=True, timeout=30,
+                         env=os.environ | {"GST_DEBUG": "deskaudiosrc:5", "GST_DEBUG_NO_COLOR": "1"})
     player.kill()
+    reanchors = reanchors_logged("settings", run.stderr)
     buffers = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("[")]
     check(run.returncode == 0 and len(buffers) > 200, f"settings: {len(buffers)} buffers seen ({run.stderr[-200:]})")
     if len(buffers) < 2:
         return
     before = [b for b in buffers if not b[6]]
     after = [b for b in buffers if b[6]][20:]  # the frames in flight at the change
-    breaks = [(a, b) for a, b in zip(buffers, buffers[1:]) if b[0] != a[0] + a[1] or b[2] != a[3]]
-    disconts = sum(1 for b in buffers[1:] if b[5])
+    # (but where the element re-anchored, for a time step or drift: R-GST-STEP)
+    breaks = [(a, b) for a, b in zip(buffers, buffers[1:])
+              if (b[0] != a[0] + a[1] or b[2] != a[3]) and b[2] not in reanchors]
+    disconts = sum(1 for b in buffers[1:] if b[5] and b[2] not in reanchors)
     lengths = (sorted({b[1] for b in before}), sorted({b[1] for b in after}))
     check(lengths == ([10_000_000], [5_000_000]), f"settings: buffers of 10 ms, then of 5 ms ({lengths})")
     sizes = (float(np.median([b[4] for b in before])), float(np.median([b[4] for b in after])))
