@@ -88,6 +88,12 @@ uint16_t rdp_ledger_sent(rdp_block_ledger *ledger, uint8_t block, uint64_t now_m
     return ledger->stamp[block];
 }
 
+void rdp_ledger_unsent(rdp_block_ledger *ledger, uint8_t block)
+{
+    if (ledger->in_flight[block]) ledger->in_flight_count--;
+    ledger->in_flight[block] = false;
+}
+
 void rdp_ledger_confirmed(rdp_block_ledger *ledger, uint8_t block, uint16_t timestamp, uint64_t now_ms)
 {
     ledger->confirmations++;

@@ -66,6 +66,10 @@ uint64_t rdp_ledger_oldest_ms(const rdp_block_ledger *ledger, uint64_t now_ms);
  * milliseconds, low 16 bits), which the client's confirmations echo. */
 uint16_t rdp_ledger_sent(rdp_block_ledger *ledger, uint8_t block, uint64_t now_ms);
 
+/* Block `block`, recorded sent, did not go out (the send failed): not in flight, so that no
+ * confirmation is awaited for it. */
+void rdp_ledger_unsent(rdp_block_ledger *ledger, uint8_t block);
+
 /* A Wave Confirm PDU for `block` with `timestamp`, at `now_ms`. FreeRDP's clients confirm
  * twice: on arrival (the timestamp echoed) and after handing it to the device (plus the time
  * taken and the device's latency); Windows clients once. Either first one ends the flight. */

@@ -177,6 +177,7 @@ static int32_t send_block(output_side *out, const void *data, size_t size, uint3
     uint16_t stamp = rdp_ledger_sent(&out->ledger, block, now_ms());
     UINT status = out->rdpsnd->SendSamples2(out->rdpsnd, (UINT16)out->client_format, data, size, stamp, audio_time_ms);
     if (status != CHANNEL_RC_OK) {
+        rdp_ledger_unsent(&out->ledger, block);  /* else its confirmation, never coming, holds every frame back */
         out->stats.frames_failed++;
         return DESKAUDIO_ERROR_STREAM;
     }

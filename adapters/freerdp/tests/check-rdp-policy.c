@@ -127,6 +127,17 @@ static void aConfirmationOfNothingSentIsCountedAndChangesNothing(void)
            ledger.render_delay_ms == -1);
 }
 
+static void aBlockThatFailedToGoOutIsAwaitedNoLonger(void)
+{
+    rdp_block_ledger ledger;
+    rdp_ledger_reset(&ledger);
+    (void)rdp_ledger_sent(&ledger, 3, 100);
+    rdp_ledger_unsent(&ledger, 3);
+    EXPECT(ledger.in_flight_count == 0 && rdp_ledger_may_send(&ledger, 1000, 200));
+    rdp_ledger_unsent(&ledger, 3);
+    EXPECT(ledger.in_flight_count == 0);
+}
+
 static void blockNumbersNeverRepeatWhileInFlight(void)
 {
     rdp_block_ledger ledger;
@@ -151,11 +162,12 @@ int main(void)
     theSecondConfirmationGivesTheClientsRenderDelayAcrossTheWrap();
     aWindowsClientsSingleConfirmationEndsTheFlightAndGivesTheDelay();
     aConfirmationOfNothingSentIsCountedAndChangesNothing();
+    aBlockThatFailedToGoOutIsAwaitedNoLonger();
     blockNumbersNeverRepeatWhileInFlight();
     if (failed) {
         fprintf(stderr, "check-rdp-policy: %d expectation(s) failed\n", failed);
         return 1;
     }
-    printf("check-rdp-policy: 10 tests passed\n");
+    printf("check-rdp-policy: 11 tests passed\n");
     return 0;
 }
