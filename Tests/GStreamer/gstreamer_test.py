@@ -402,8 +402,10 @@ def webrtcbin_to_chromium(sink, browser_rig, work, surround=False):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     reports = []
     threading.Thread(target=lambda: reports.extend(peer.stdout), daemon=True).start()
-    player, module = (play_surround(30, work) if surround else (play_tone(sink, TONE_SECONDS, os.path.join(work, "tone.wav")),
-                                                                None))
+    if surround:
+        player, module = play_surround(30, work)
+    else:
+        player, module = play_tone(sink, TONE_SECONDS, os.path.join(work, "tone.wav")), None
     browser = Browser(f"http://127.0.0.1:{port}/", rig_environment(browser_rig), os.path.join(work, "profile"),
                       flags=("--disable-features=WebRtcHideLocalIpsWithMdns",))
     try:
