@@ -241,12 +241,14 @@ extension RealServerTests {
             // concealed, counted as inserted.) The underruns beyond those and the target the
             // jitter raised are the machine's: quiet, none and 20 ms; under CI's load (a
             // clean-clone run of ed9c5a2, eight suites at once) 4 and up to 80 ms; in six runs
-            // since, 0, 0, 0, 1, 1 and 14 (one stall of the player's thread). Measured, with
-            // gross budgets: 1.5 % of the run's frames (300 ms), half the buffer's bound.
+            // since, 0, 0, 0, 1, 1 and 14, and the largest target 40, 20, 30, 40, 150 and 30 ms
+            // (a stall of the player's thread: the buffer rightly grew for it). Measured, with
+            // gross budgets: 1.5 % of the run's frames (300 ms); 250 ms, short of the buffer's
+            // bound (300 ms), which a target stuck high would reach.
             expectWithinBudget(
                 "underruns beyond the last 100 ms", Double(inserted - JitterBuffer.maxConcealedRun), unit: "frames",
                 .atMost(30))
-            expectWithinBudget("the target's largest", Double(targets.max() ?? 999), unit: "ms", .atMost(150))
+            expectWithinBudget("the target's largest", Double(targets.max() ?? 999), unit: "ms", .atMost(250))
             let left = SignalAnalysis.left(try heard.decoded()[...])
             let level = SignalAnalysis.medianBlockLevel(left[min(left.count, 48_000)...], frequency: 440)
             #expect(abs(level - quietSineLevel) <= 1, "the last seconds: \(level) dBFS")
