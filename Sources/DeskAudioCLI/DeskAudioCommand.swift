@@ -27,7 +27,7 @@ struct DeskAudioCommand: ParsableCommand {
         version: String(cString: deskaudio_version()!),
         subcommands: [
             DevicesCommand.self, AppsCommand.self, RecordCommand.self, MeterCommand.self, SendCommand.self,
-            ReceiveCommand.self, ServeCommand.self, DoctorCommand.self,
+            ReceiveCommand.self, TalkCommand.self, ServeCommand.self, DoctorCommand.self,
         ]
     )
 }

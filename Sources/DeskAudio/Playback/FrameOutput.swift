@@ -8,3 +8,8 @@ protocol FrameOutput: AnyObject {
     /// Takes the output off the server; no call to the player after it returns.
     func stop()
 }
+
+/// What an output's real-time side asks its player for: fill `output` (interleaved stereo),
+/// whose first sample leaves the speakers, or reaches the recording application, at
+/// `playsAtNs` (CLOCK_MONOTONIC; the server's estimate).
+typealias RenderRequest = (_ output: UnsafeMutableBufferPointer<Float>, _ playsAtNs: UInt64) -> Void

@@ -52,6 +52,10 @@ public final class FramePlayer: Sendable {
 
     /// Where the frames play.
     public let output: Output
+    /// What the output played, as it goes out, if asked for at creation (`tapsPlayedAudio`):
+    /// each render's audio and the time its last sample leaves the speakers, for one consumer
+    /// (a viewer's echo canceller: `PCMFrameEncoder.pushPlayback`).
+    public let playedAudio: AudioChunkRing?
     private let inbox = FrameInbox()
     private let fed = Atomic<UInt64>(0)
     private let running = Atomic<Bool>(false)
@@ -66,9 +70,12 @@ public final class FramePlayer: Sendable {
     private let stream = LockOwned<FrameOutput?>(nil)
     private let onRunning: @Sendable (Bool) -> Void
 
-    /// A player for `output`; not yet on the server: call `start`. Throws `.invalidArgument`
-    /// for a bad microphone name.
-    public init(output: Output, onRunning: @escaping @Sendable (Bool) -> Void) throws(DeskAudioError) {
+    /// A player for `output`, whose played audio `playedAudio` hands over if
+    /// `tapsPlayedAudio`; not yet on the server: call `start`. Throws `.invalidArgument` for a
+    /// bad microphone name.
+    public init(
+        output: Output, tapsPlayedAudio: Bool = false, onRunning: @escaping @Sendable (Bool) -> Void
+    ) throws(DeskAudioError) {
         if case .microphone(let name, _) = output {
             guard !name.isEmpty, name.count <= 64,
                 name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) })
@@ -78,6 +85,7 @@ public final class FramePlayer: Sendable {
         }
         self.output = output
         self.onRunning = onRunning
+        playedAudio = tapsPlayedAudio ? AudioChunkRing() : nil
     }
 
     deinit { stop() }
@@ -111,9 +119,12 @@ public final class FramePlayer: Sendable {
             }
         }
         let levels = LevelMeter(publishingTo: level)
-        let measured: (UnsafeMutableBufferPointer<Float>) -> Void = { output in
+        let tap = playedAudio
+        let measured: RenderRequest = { output, playsAtNs in
             render(output)
             levels.measure(UnsafeBufferPointer(output))
+            let lastNs = MonotonicClock.nanoseconds(ofSamples: UInt64(max(output.count / AudioFormat.channels - 1, 0)))
+            tap?.put(UnsafeBufferPointer(output), endTimeNs: playsAtNs &+ lastNs)
         }
         let onRunning: (Bool) -> Void = { [unowned self] isRunning in
             guard running.exchange(isRunning, ordering: .acquiringAndReleasing) != isRunning else { return }

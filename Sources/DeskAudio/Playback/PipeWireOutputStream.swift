@@ -14,7 +14,7 @@ final class PipeWireOutputStream: FrameOutput {
     private let asMicrophone: Bool
     private let name: String
     private let description: String
-    private let render: (UnsafeMutableBufferPointer<Float>) -> Void
+    private let render: RenderRequest
     private let onRunning: (Bool) -> Void
     private var connection: PipeWireConnection?
     private var stream: OpaquePointer?
@@ -24,7 +24,7 @@ final class PipeWireOutputStream: FrameOutput {
     /// A microphone (`asMicrophone`) or a playback stream, with node name `name`.
     init(
         asMicrophone: Bool, name: String, description: String,
-        render: @escaping (UnsafeMutableBufferPointer<Float>) -> Void, onRunning: @escaping (Bool) -> Void
+        render: @escaping RenderRequest, onRunning: @escaping (Bool) -> Void
     ) {
         self.asMicrophone = asMicrophone
         self.name = name
@@ -96,6 +96,16 @@ final class PipeWireOutputStream: FrameOutput {
         self.connection = nil
     }
 
+    // Data thread: when what this cycle queues leaves the device: the graph's time of the
+    // cycle plus the delay behind it (the device's, and what the stream already holds).
+    private func playsAtNs(_ stream: OpaquePointer) -> UInt64 {
+        var time = pw_time()
+        guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0, time.now > 0
+        else { return LibraryClock.system.nowNs() }
+        let ticks = max(time.delay + Int64(time.buffered), 0)
+        return UInt64(time.now) &+ UInt64(ticks) * 1_000_000_000 * UInt64(time.rate.num) / UInt64(time.rate.denom)
+    }
+
     // Data thread: one buffer of what the graph asks for.
     private func fill() {
         guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
@@ -107,7 +117,9 @@ final class PipeWireOutputStream: FrameOutput {
         let room = Int(data.pointee.maxsize) / stride
         let requested = Int(buffer.pointee.requested)
         let frames = requested > 0 ? min(requested, room) : min(room, AudioFormat.frameSamples)
-        render(UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: frames * AudioFormat.channels))
+        render(
+            UnsafeMutableBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: frames * AudioFormat.channels),
+            playsAtNs(stream))
         chunk.pointee.offset = 0
         chunk.pointee.stride = Int32(stride)
         chunk.pointee.size = UInt32(frames * stride)

@@ -16,7 +16,7 @@ final class PulseOutputStream: FrameOutput {
     private let asMicrophone: Bool
     private let name: String
     private let description: String
-    private let render: (UnsafeMutableBufferPointer<Float>) -> Void
+    private let render: RenderRequest
     private let onRunning: (Bool) -> Void
     private var connection: PulseConnection?
     private var stream: OpaquePointer?
@@ -26,7 +26,7 @@ final class PulseOutputStream: FrameOutput {
     /// A microphone (`asMicrophone`) named `name`, or a playback stream to the default sink.
     init(
         asMicrophone: Bool, name: String, description: String,
-        render: @escaping (UnsafeMutableBufferPointer<Float>) -> Void, onRunning: @escaping (Bool) -> Void
+        render: @escaping RenderRequest, onRunning: @escaping (Bool) -> Void
     ) {
         self.asMicrophone = asMicrophone
         self.name = name
@@ -163,7 +163,11 @@ final class PulseOutputStream: FrameOutput {
             var length = remaining
             guard pulse.pa_stream_begin_write(stream, &data, &length) == 0, let data, length >= stride else { return }
             length -= length % stride
-            render(UnsafeMutableBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: length / MemoryLayout<Float>.size))
+            // What is written now plays after what the stream and the sink already hold.
+            let playsAt = LibraryClock.system.nowNs() &+ UInt64(PulseConnection.latencyNs(of: stream) ?? 0)
+            render(
+                UnsafeMutableBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: length / MemoryLayout<Float>.size),
+                playsAt)
             guard pulse.pa_stream_write(stream, data, length, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
             remaining -= length
         }

@@ -99,6 +99,11 @@ final class CaptureControl {
         return preparedLayout
     }
 
+    /// Where the worker also puts each mixed chunk (`AudioService.setCapturedAudioTap`).
+    func setCapturedAudioTap(_ ring: AudioChunkRing?) {
+        work.withLock { $0.capturedAudio = ring }
+    }
+
     /// While stopped, the pipeline's encoder in the layout chosen (the sink's own read from
     /// `backend`'s server: the sink app audio records, or the default).
     func prepareLayout(on backend: AudioBackend?) throws(DeskAudioError) {

@@ -133,6 +133,9 @@ final class CaptureWorker: Sendable {
             }
             let end = stamp.end
             work.stamper.framed(end)
+            if let tap = work.capturedAudio, mixer.channels == AudioFormat.channels {
+                tap.put(UnsafeBufferPointer(rebasing: chunk[0..<count]), endTimeNs: end.timeNs &- MonotonicClock.nanoseconds(ofSamples: 1))
+            }
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
                 nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: stamp.timeStepped,
@@ -185,6 +188,8 @@ final class CaptureWork {
     let inputs = MixerInputs()
     var stamper = ChunkStamper()
     let chunk: UnsafeMutableBufferPointer<Float> = .zeroed(4096)
+    /// Where each mixed stereo chunk goes as well, with its last sample's capture time.
+    var capturedAudio: AudioChunkRing?
 
     deinit { chunk.deallocate() }
 

@@ -169,4 +169,34 @@ import Testing
         #expect(try scenario.timeErrorsBySampleClock().allSatisfy { abs($0) <= 1_000 })
         #expect(headers.allSatisfy { $0.flags == .app })
     }
+
+    /// A viewer's encoder takes the microphone as PCM (`setCapturedAudioTap`): the mixed
+    /// chunks, every sample as captured, each with its last sample's capture time on the
+    /// frames' line, beside the frames themselves.
+    @Test func theCapturedAudioTapHandsEverySampleWithItsCaptureTime() throws {
+        let scenario = Scenario(.pipeWire)
+        let tap = AudioChunkRing()
+        scenario.service.setCapturedAudioTap(tap)
+        try scenario.service.enable(mic: true, app: false)
+        var played: [Float] = []
+        scenario.cycles(100, delayTicks: 512, stream: scenario.mic) { stream, quantum in
+            let tone = scenario.tone(quantum, for: stream)
+            played += tone
+            return tone
+        }
+        let pieces = AudioChunkRingTests.drained(tap)
+        let samples = pieces.flatMap(\.samples)
+        #expect(samples.count == 100 * 256 * 2 && samples == played, "\(samples.count) floats, as played")
+        let firstNs = Scenario.startNs - Scenario.ns(512)  // the device's delay before the first cycle
+        var position = 0
+        let errors = pieces.map { piece -> Int64 in
+            position += piece.samples.count / 2
+            return Int64(bitPattern: piece.endNs &- (firstNs + Scenario.ns(position - 1)))
+        }
+        #expect(errors.allSatisfy { abs($0) <= 1_000 }, "\(errors.prefix(8))")
+        #expect(try scenario.headers().count == 53 && tap.droppedChunks == 0)
+        scenario.service.setCapturedAudioTap(nil)
+        scenario.cycles(10, delayTicks: 512, stream: scenario.mic)
+        #expect(AudioChunkRingTests.drained(tap).isEmpty, "no chunk once the tap is taken away")
+    }
 }
