@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import DeskAudio
@@ -57,5 +58,35 @@ import Testing
         let pieces = Self.drained(ring)
         #expect(pieces.map(\.endNs) == (0..<AudioChunkRing.chunkCapacity).map(UInt64.init))
         #expect(pieces.allSatisfy { $0.samples == [Float($0.endNs), Float($0.endNs)] })
+    }
+
+    /// A producer thread and a consumer at once (the sanitized lanes check the ordering):
+    /// every chunk comes out whole and in order, or is counted as dropped.
+    @Test func aProducerAndAConsumerAtOnceLoseNothingUncounted() {
+        let ring = AudioChunkRing(seconds: 0.05)
+        let total = 20_000
+        let producer = Thread {
+            var chunk = [Float](repeating: 0, count: 96)
+            for index in 0..<total {
+                for sample in chunk.indices { chunk[sample] = Float(index % 4096) }
+                _ = chunk.withUnsafeBufferPointer { ring.put($0, endTimeNs: UInt64(index)) }
+            }
+        }
+        producer.start()
+        let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
+        defer { scratch.deallocate() }
+        var received: [UInt64] = []
+        var whole = true
+        while received.last != UInt64(total - 1) && received.count + Int(ring.droppedChunks) < total {
+            ring.drain(through: scratch) { chunk, endNs in
+                received.append(endNs)
+                whole = whole && chunk.count == 96 && chunk.allSatisfy { $0 == Float(Int(endNs) % 4096) }
+            }
+        }
+        while producer.isExecuting { usleep(1_000) }
+        ring.drain(through: scratch) { _, endNs in received.append(endNs) }
+        #expect(whole, "every chunk whole, its samples its own")
+        #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "in order")
+        #expect(received.count + Int(ring.droppedChunks) == total, "\(received.count) + \(ring.droppedChunks) dropped")
     }
 }
