@@ -166,7 +166,7 @@ final class TalkSession {
         let echo = encoder.counters.echo
         let playing = player.stats.isRunning ? "playing" : "waiting"
         return "received \(counts.received)  sent \(counts.sent)  "
-            + (echo.map { "echo -\(Int($0.echoReturnLossEnhancementDb.rounded())) dB, delay \($0.delayMs.map { "\(Int($0.rounded())) ms" } ?? "not found")" }
+            + (echo.map { "ERLE \(Int($0.echoReturnLossEnhancementDb.rounded())) dB, delay \($0.delayMs.map { "\(Int($0.rounded())) ms" } ?? "not found")" }
                 ?? "echo cancellation off")
             + "  \(playing)"
     }

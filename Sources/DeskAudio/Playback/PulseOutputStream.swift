@@ -99,8 +99,9 @@ final class PulseOutputStream: FrameOutput {
         let frameBytes = UInt32(AudioFormat.frameFloats * MemoryLayout<Float>.size)
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max, tlength: 2 * frameBytes, prebuf: UInt32.max, minreq: frameBytes, fragsize: UInt32.max)
+        // Timing updates keep the latency the render's time is told from (`fill`) current.
         let flags =
-            PA_STREAM_ADJUST_LATENCY.rawValue
+            PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
             | (asMicrophone ? PA_STREAM_START_CORKED.rawValue | PA_STREAM_DONT_MOVE.rawValue : 0)
         guard pulse.pa_stream_connect_playback(newStream, device, &attributes, pa_stream_flags_t(flags), nil, nil) >= 0
         else {
