@@ -18,11 +18,12 @@ def check(condition, text):
         failures.append(text)
 
 
-def measure(figure, value, unit, at_most, text="", digits=".1f"):
+def measure(figure, value, unit, at_most, text="", digits=".1f", judged=True):
     """A figure a loaded machine bends: into the measurement report (report.py), failed only past
-    its gross budget `at_most`, stated at the call; shown with `digits`."""
-    check(record(os.path.basename(sys.argv[0]), figure, value, unit, at_most),
-          f"{figure}: {value:{digits}} {unit} (gross budget {at_most}) {text}")
+    its gross budget `at_most`, stated at the call; shown with `digits`. Not `judged`: another
+    program's figure beside ours (a comparison), recorded only."""
+    check(record(os.path.basename(sys.argv[0]), figure, value, unit, at_most, judged),
+          f"{figure}: {value:{digits}} {unit} (gross budget {at_most}{'' if judged else ', not judged'}) {text}")
 
 
 HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS: a sine at half scale
