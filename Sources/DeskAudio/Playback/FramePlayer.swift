@@ -123,8 +123,9 @@ public final class FramePlayer: Sendable {
         let measured: RenderRequest = { output, playsAtNs in
             render(output)
             levels.measure(UnsafeBufferPointer(output))
+            guard let tap else { return }
             let lastNs = MonotonicClock.nanoseconds(ofSamples: UInt64(max(output.count / AudioFormat.channels - 1, 0)))
-            tap?.put(UnsafeBufferPointer(output), endTimeNs: playsAtNs &+ lastNs)
+            tap.put(UnsafeBufferPointer(output), endTimeNs: playsAtNs &+ lastNs)
         }
         let onRunning: (Bool) -> Void = { [unowned self] isRunning in
             guard running.exchange(isRunning, ordering: .acquiringAndReleasing) != isRunning else { return }
