@@ -56,7 +56,7 @@ extension RealServerTests {
                         notices.events.contains {
                             $0.kind == deskaudio_event.DESKAUDIO_EVENT_DEVICE_CHANGED.rawValue && $0.text.contains(prefix)
                         }, "\(backend): \(notices.events)")
-                    let level = try AppRoutingTests.levels(frames, [440], reference: 440)[0]
+                    let level = try AppRoutingTests.levels(frames, [440], steady: [440])[0]
                     #expect(abs(level - quietSineLevel) <= 1, "\(backend): ToneA at \(level) dBFS")
                     print("measured: no sink, \(backend): \(made.first ?? "?") made, ToneA heard at \(level) dBFS, gone \(goneMs) ms after the stop")
                 }

@@ -126,7 +126,7 @@ extension RealServerTests {
                 let after = try Self.leftovers(backend, environment)
 
                 // The capture holds the tone whole.
-                let levels = try AppRoutingTests.levels(recorded, [440], reference: 440)
+                let levels = try AppRoutingTests.levels(recorded, [440], steady: [440])
                 #expect(abs(levels[0] - quietSineLevel) <= 1, "\(path): the capture's 440 Hz at \(levels[0]) dBFS")
                 // The speakers: the tone until the mute took it (it may play to the default sink
                 // until it is moved), silence until the stop, the tone again after.

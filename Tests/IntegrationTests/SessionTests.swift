@@ -86,7 +86,7 @@ extension RealServerTests {
                     #expect(player.status == 0, "\(server), \(backend): the user's player: \(player.error)")
                     Thread.sleep(forTimeInterval: 0.2)
                     #expect(deskaudio_capture_enable(capture, false, false) == 0)
-                    let level = try AppRoutingTests.levels(frames, [440], reference: 440)[0]
+                    let level = try AppRoutingTests.levels(frames, [440], steady: [440])[0]
                     #expect(abs(level - quietSineLevel) <= 1, "\(server), \(backend): the user's tone at \(level) dBFS")
                     print(
                         "measured: root capturing user \(uid)'s \(server) through \(backend)"

@@ -37,6 +37,8 @@ final class SourceFeed: Sendable {
     private let skipped = Atomic<UInt64>(0)
     private let skippedFrames = Atomic<UInt64>(0)
     private let zeroCycles = Atomic<UInt64>(0)
+    private let mixFilled = Atomic<UInt64>(0)
+    private let mixDropped = Atomic<UInt64>(0)
     private let refusing = Atomic<Bool>(false)
 
     /// An idle feed (`restart` says which source it carries).
@@ -139,6 +141,20 @@ final class SourceFeed: Sendable {
 
     /// Graph cycles of exact zeros alone between two of sound, since creation.
     var zeroCycleCount: UInt64 { zeroCycles.load(ordering: .relaxed) }
+
+    /// Server thread: a capture that mixes streams of its own (one per chosen application)
+    /// filled `filled` more samples per channel of a lagging one with silence, and dropped
+    /// `dropped` more of its late backlog (`SourceMixer`'s counts, as deltas).
+    func countOwnMix(filled: UInt64, dropped: UInt64) {
+        if filled > 0 { mixFilled.add(filled, ordering: .relaxed) }
+        if dropped > 0 { mixDropped.add(dropped, ordering: .relaxed) }
+    }
+
+    /// Samples per channel the capture's own mix filled with silence, and dropped as late,
+    /// since creation.
+    var ownMixCounts: (filled: UInt64, dropped: UInt64) {
+        (mixFilled.load(ordering: .relaxed), mixDropped.load(ordering: .relaxed))
+    }
 
     /// How many times the stream has written, since creation: a count that stops moving is
     /// a stream no longer fed.

@@ -275,6 +275,10 @@ public final class AudioService: Sendable {
         stats.framesDroppedSlowCallback = parts.delivery.queue.droppedFrames
         stats.framesSkippedByServer = feeds.reduce(0) { $0 + $1.skippedFrameCount }
         stats.serverZeroCycles = feeds.reduce(0) { $0 + $1.zeroCycleCount }
+        // A capture of chosen applications mixes their streams itself: its fills count too.
+        let frame = UInt64(AudioFormat.frameSamples)
+        stats.framesSilenceFilled += feeds.reduce(0) { $0 + $1.ownMixCounts.filled } / frame
+        stats.framesDroppedLate += feeds.reduce(0) { $0 + $1.ownMixCounts.dropped } / frame
         stats.bitrate = settings.requestedBitrate
         stats.backend = activeBackend
         for feed in feeds where feed.isCapturing {

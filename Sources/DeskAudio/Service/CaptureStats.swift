@@ -35,11 +35,13 @@ public struct CaptureStats: Sendable, Equatable {
     /// came, and counted so a short silence can be told to be the server's.
     public var serverZeroCycles: UInt64 = 0
     /// Frames' worth of a source's audio dropped because it arrived as a backlog after its
-    /// time had been filled with silence in the mix.
+    /// time had been filled with silence in the mix (app + mic, or the chosen applications'
+    /// streams through the PulseAudio API).
     public var framesDroppedLate: UInt64 = 0
     /// Frames lost because the encoder failed on them.
     public var framesDroppedEncoder: UInt64 = 0
-    /// Frames' worth of a lagging source that the mix filled with silence.
+    /// Frames' worth of a lagging source that the mix filled with silence (app + mic, or the
+    /// chosen applications' streams through the PulseAudio API).
     public var framesSilenceFilled: UInt64 = 0
     /// AudioFrame bytes handed to the host.
     public var bytesSent: UInt64 = 0

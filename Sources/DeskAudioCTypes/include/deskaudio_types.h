@@ -134,12 +134,16 @@ typedef struct deskaudio_stats {
     uint64_t frames_dropped_overflow;
     /**
      * Frames' worth of one source's audio dropped because it arrived as a backlog after
-     * its time had been filled with silence in the app + mic mix.
+     * its time had been filled with silence in the app + mic mix or in the mix of chosen
+     * applications' streams (through the PulseAudio API).
      */
     uint64_t frames_dropped_late;
     /** Frames lost because the Opus encoder failed on them. */
     uint64_t frames_dropped_encoder;
-    /** Frames' worth of a lagging source that the app + mic mix filled with silence. */
+    /**
+     * Frames' worth of a lagging source that the app + mic mix, or the mix of chosen
+     * applications' streams (through the PulseAudio API), filled with silence.
+     */
     uint64_t frames_silence_filled;
     /** AudioFrame bytes handed to the frame callback. */
     uint64_t bytes_sent;

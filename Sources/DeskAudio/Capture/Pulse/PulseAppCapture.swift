@@ -33,6 +33,8 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
     private let mixer = SourceMixer(maxWaitSamples: 12_000)
     private let inputs = MixerInputs()
     private var inputsChanged = true
+    // The mixer's counts already passed to the feed (R-APP-LEVEL: they reach the stats).
+    private var countedFills: (filled: UInt64, dropped: UInt64) = (0, 0)
     private let mixed: UnsafeMutableBufferPointer<Float>
     private let silence: UnsafeMutableBufferPointer<Float>
     private var warnedFull = false
@@ -282,6 +284,11 @@ final class PulseAppCapture: CaptureStream, @unchecked Sendable {
             let (count, _) = mixer.pull(inputs, into: UnsafeMutableBufferPointer(rebasing: mixed[0..<(mixed.count - mixed.count % layout.channels)]))
             guard count > 0 else { break }
             feed.write(UnsafeBufferPointer(rebasing: mixed[0..<count]))
+        }
+        let counts = (filled: mixer.silenceFilledSamples, dropped: mixer.lateDroppedSamples)
+        if counts != countedFills {
+            feed.countOwnMix(filled: counts.filled - countedFills.filled, dropped: counts.dropped - countedFills.dropped)
+            countedFills = counts
         }
         wake.signal(ringHolding: feed.ring.availableFloats)
     }
