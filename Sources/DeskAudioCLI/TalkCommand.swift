@@ -110,7 +110,7 @@ final class TalkSession {
         try encoder.setEchoCancel(echoCancel)
         capture.setBackend(backend)
         capture.setChannels(.layout(.stereo))
-        capture.setCapturedAudioTap(microphone, framesToo: false)
+        capture.setCapturedAudioTap(microphone)
         self.backend = backend
     }
 

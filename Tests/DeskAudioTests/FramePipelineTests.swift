@@ -188,36 +188,6 @@ import Testing
         #expect(sent.map { $0.header.flags.contains(.afterGap) } == [false, false, true, false])
     }
 
-    /// Frames withheld (`deliversFrames` false, a caller that taps the PCM alone) are cut and
-    /// counted but neither encoded nor handed over; the first frame sent after them follows
-    /// a break: after-gap, the next sequence number, its sample clock counting them, and
-    /// nothing of the audio before them.
-    @Test func framesWithheldAreCountedAndTheNextSentFollowsABreak() throws {
-        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
-        let tone = SignalAnalysis.sine(frequency: 1000, amplitude: 0.5, frames: 10 * 480)
-        var sent = Self.run(pipeline, tone, seed: 6)
-        pipeline.deliversFrames = false
-        #expect(Self.run(pipeline, tone + tone, seed: 7).isEmpty)
-        #expect(pipeline.counters.framesCaptured == 30 && pipeline.counters.framesSent == 10)
-        pipeline.deliversFrames = true
-        let after = Self.run(pipeline, [Float](repeating: 0, count: 5 * AudioFormat.frameFloats), seed: 8)
-        sent += after
-        #expect(sent.map(\.header.sequence) == Array(0..<15))
-        let clocks: [UInt64] = (Array(0..<10) + Array(30..<35)).map { UInt64($0 * 480) }
-        #expect(sent.map(\.header.sampleClock) == clocks)
-        let afterGap: [Bool] = (0..<15).map { $0 == 10 }
-        #expect(sent.map { $0.header.flags.contains(.afterGap) } == afterGap)
-        let decoder = try OpusFrameDecoder()
-        var output = [Float](repeating: 0, count: AudioFormat.frameFloats)
-        let levels = try after.map { frame in
-            _ = try frame.payload.withUnsafeBytes { packet in
-                try output.withUnsafeMutableBufferPointer { try decoder.decode(packet, into: $0) }
-            }
-            return SignalAnalysis.rmsDecibels(output)
-        }
-        #expect(levels.allSatisfy { $0 < -60 }, "the tone before the withheld frames carried into the next: \(levels)")
-    }
-
     /// After a break, the first frame holds only the new audio: the encoder's look-ahead
     /// held the last 2.5 ms of the old tone (a -19 dBFS blip in the first frame of a new
     /// capture, before encoders were reset at a break).

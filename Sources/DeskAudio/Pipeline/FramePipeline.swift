@@ -29,10 +29,6 @@ public final class FramePipeline {
     public var floatsToNextFrame: Int { framer.currentFrameFloats - framer.pendingFloats }
     /// The frame length asked for last; the frame being filled may still have the one before.
     public private(set) var frameDuration: FrameDuration
-    /// False: frames are still cut, gated and counted (captured, gated), but not encoded or
-    /// handed over, for a caller that only wants the PCM. The first frame sent after such a
-    /// stretch carries the after-gap flag, and its sample clock counts the stretch.
-    public var deliversFrames = true
 
     private var framer: Framer
     private let output: UnsafeMutableRawBufferPointer
@@ -48,8 +44,6 @@ public final class FramePipeline {
     // start): the line locks for `TimingPolicy.standard.lockingSamples` from there.
     private var lineStartSample: UInt64 = 0
     private var frameSources: AudioFrameHeader.Flags = []
-    // Frames were cut and not handed over since the last one sent.
-    private var withheldFrames = false
 
     /// A pipeline with its own encoder and gate, cutting frames of `frameDuration`.
     public init(encoder: OpusFrameEncoder, gate: ZeroGate = ZeroGate(), frameDuration: FrameDuration = .ms10) {
@@ -161,17 +155,6 @@ public final class FramePipeline {
             flags.insert(.afterGap)
         case .send:
             break
-        }
-        guard deliversFrames else {
-            withheldFrames = true
-            return
-        }
-        if withheldFrames {
-            // The encoder's look-ahead holds audio from before the stretch withheld.
-            withheldFrames = false
-            encoder.reset()
-            lastSentOnClock = nil
-            flags.insert(.afterGap)
         }
         if markNextAfterGap {
             flags.insert(.afterGap)

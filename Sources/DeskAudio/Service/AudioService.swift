@@ -316,12 +316,9 @@ public final class AudioService: Sendable {
     /// Also hands the captured audio, mixed, as PCM to `ring` (nil: nowhere): each chunk of
     /// stereo the worker frames, with its last sample's capture time, as it is framed, for
     /// one consumer of the caller's (a viewer's encoder, with its echo canceller). Chunks that
-    /// do not fit are dropped and counted there; 5.1 and 7.1 captures hand none. `framesToo`
-    /// false: while a stereo capture is tapped, no frame is encoded or handed to the frame
-    /// handler (they are still counted as captured or gated); the first one after carries the
-    /// after-gap flag.
-    public func setCapturedAudioTap(_ ring: AudioChunkRing?, framesToo: Bool = true) {
-        control.withLock { $0.setCapturedAudioTap(ring, framesToo: framesToo) }
+    /// do not fit are dropped and counted there; 5.1 and 7.1 captures hand none.
+    public func setCapturedAudioTap(_ ring: AudioChunkRing?) {
+        control.withLock { $0.setCapturedAudioTap(ring) }
     }
 
     /// True on the thread that is inside this service's frame handler right now.

@@ -99,13 +99,9 @@ final class CaptureControl {
         return preparedLayout
     }
 
-    /// Where the worker also puts each mixed chunk, and whether frames are made beside it
-    /// (`AudioService.setCapturedAudioTap`).
-    func setCapturedAudioTap(_ ring: AudioChunkRing?, framesToo: Bool) {
-        work.withLock {
-            $0.capturedAudio = ring
-            $0.capturedAudioAlone = !framesToo
-        }
+    /// Where the worker also puts each mixed chunk (`AudioService.setCapturedAudioTap`).
+    func setCapturedAudioTap(_ ring: AudioChunkRing?) {
+        work.withLock { $0.capturedAudio = ring }
     }
 
     /// While stopped, the pipeline's encoder in the layout chosen (the sink's own read from

@@ -133,11 +133,9 @@ final class CaptureWorker: Sendable {
             }
             let end = stamp.end
             work.stamper.framed(end)
-            let tapped = work.capturedAudio != nil && mixer.channels == AudioFormat.channels
-            if tapped, let tap = work.capturedAudio {
+            if let tap = work.capturedAudio, mixer.channels == AudioFormat.channels {
                 tap.put(UnsafeBufferPointer(rebasing: chunk[0..<count]), endTimeNs: end.timeNs &- MonotonicClock.nanoseconds(ofSamples: 1))
             }
-            pipeline.deliversFrames = !(tapped && work.capturedAudioAlone)
             pipeline.process(
                 UnsafeBufferPointer(rebasing: chunk[0..<count]), sources: sources, endTimeNs: end.timeNs,
                 nanosecondsPerSample: end.nanosecondsPerSample, timeStepped: stamp.timeStepped,
@@ -192,8 +190,6 @@ final class CaptureWork {
     let chunk: UnsafeMutableBufferPointer<Float> = .zeroed(4096)
     /// Where each mixed stereo chunk goes as well, with its last sample's capture time.
     var capturedAudio: AudioChunkRing?
-    /// True: while the chunks go to `capturedAudio`, no frame is encoded or delivered.
-    var capturedAudioAlone = false
 
     deinit { chunk.deallocate() }
 

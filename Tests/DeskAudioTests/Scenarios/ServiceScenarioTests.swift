@@ -199,26 +199,4 @@ import Testing
         scenario.cycles(10, delayTicks: 512, stream: scenario.mic)
         #expect(AudioChunkRingTests.drained(tap).isEmpty, "no chunk once the tap is taken away")
     }
-
-    /// A viewer that encodes the microphone itself (`deskaudio talk`) taps it alone: every
-    /// sample reaches the tap and no frame is made for the frame handler; they are counted as
-    /// captured. With frames asked for again, they come, the first after a break.
-    @Test func aTapAloneMakesNoFrames() throws {
-        let scenario = Scenario(.pipeWire)
-        let tap = AudioChunkRing()
-        scenario.service.setCapturedAudioTap(tap, framesToo: false)
-        try scenario.service.enable(mic: true, app: false)
-        scenario.cycles(100, delayTicks: 512, stream: scenario.mic)
-        let samples = AudioChunkRingTests.drained(tap).flatMap(\.samples)
-        #expect(samples.count == 100 * 256 * 2)
-        #expect(try scenario.headers().isEmpty)
-        let stats = scenario.service.stats()
-        #expect(stats.framesCaptured == 53 && stats.framesSent == 0, "\(stats)")
-        scenario.service.setCapturedAudioTap(tap, framesToo: true)
-        scenario.cycles(10, delayTicks: 512, stream: scenario.mic)
-        let headers = try scenario.headers()
-        let first = try #require(headers.first)
-        #expect(headers.count == 5 && first.sequence == 0 && first.flags.contains(.afterGap))
-        #expect(first.sampleClock == 53 * 480, "\(headers.map(\.sampleClock))")
-    }
 }
