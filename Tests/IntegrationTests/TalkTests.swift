@@ -1,3 +1,4 @@
+import DeskAudio
 import Foundation
 import Glibc
 import TestSupport
@@ -9,7 +10,9 @@ extension RealServerTests.SendReceiveTests {
     /// through a loopback with 60 ms of latency, heard by its microphone (the default source,
     /// fed by deskaudio_micfeed), the viewer speaking 440 Hz into it from 6 s to 8 s.
     /// Returns the host's recording (stereo) and talk's summary.
-    static func talkInARoom(echoCancel: Bool, environment: [String: String] = [:]) throws -> (recording: [Float], summary: String) {
+    static func talkInARoom(
+        echoCancel: Bool, environment: [String: String] = [:]
+    ) throws -> (recording: [Float], summary: String, toneStartSeconds: Double) {
         let room = try ExternalTools.run([
             "pactl", "load-module", "module-loopback", "source=deskaudio_sink.monitor", "sink=deskaudio_micfeed",
             "latency_msec=60", "source_dont_move=true", "sink_dont_move=true",
@@ -27,6 +30,7 @@ extension RealServerTests.SendReceiveTests {
         defer { if microphone.isRunning { kill(microphone.processIdentifier, SIGKILL) } }
         Thread.sleep(forTimeInterval: 0.5)
         let tap = try MonitorTap(source: "viewer_mic", environment: environment)
+        let tapStartNs = MonotonicClock.nowNs()
         let (sender, _, _) = try ExternalTools.start(
             [commandLineTool, "send", "--to", "127.0.0.1:\(viewerPort)", "--device", "deskaudio_other", "--seconds", "10"],
             environment: environment)
@@ -38,6 +42,7 @@ extension RealServerTests.SendReceiveTests {
                 + (echoCancel ? [] : ["--no-echo-cancel"]), environment: environment)
         defer { if talk.isRunning { kill(talk.processIdentifier, SIGKILL) } }
         Thread.sleep(forTimeInterval: 6)
+        let toneStartSeconds = Double(MonotonicClock.nowNs() - tapStartNs) / 1e9
         try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 2, device: "deskaudio_micfeed", environment: environment)
             .waitUntilExit()
         talk.waitUntilExit()
@@ -45,7 +50,7 @@ extension RealServerTests.SendReceiveTests {
         let summary = String(decoding: talkOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let errors = String(decoding: talkErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(talk.terminationStatus == 0, "talk: \(errors.suffix(300))")
-        return (recording, summary)
+        return (recording, summary, toneStartSeconds)
     }
 
     /// The host's sound: 9.5 s of seeded white noise at -16.8 dBFS (uniform, ±0.25), the
@@ -85,12 +90,17 @@ extension RealServerTests.SendReceiveTests {
     func talkInTheRoom(server: String, environment: [String: String]) throws {
         let control = try Self.talkInARoom(echoCancel: false, environment: environment)
         let cancelled = try Self.talkInARoom(echoCancel: true, environment: environment)
-        // The tap starts 0.5 s before the host's sound; talk's first second settles.
-        let farEndOnly = 3.0...5.5, doubleTalk = 6.2...8.2
+        // The tap starts 0.5 s before the host's sound; talk's first second settles. The near
+        // end is measured from when its tone was started in each run (about 6 s in; on a loaded
+        // machine the processes started before it moved it past 8.2 s once: R-TALK-TONE).
+        let farEndOnly = 3.0...5.5
+        func doubleTalk(_ run: (recording: [Float], summary: String, toneStartSeconds: Double)) -> ClosedRange<Double> {
+            (run.toneStartSeconds + 0.2)...(run.toneStartSeconds + 2.2)
+        }
         let echo = (Self.level(control.recording, farEndOnly, frequency: nil),
                     Self.level(cancelled.recording, farEndOnly, frequency: nil))
-        let voice = (Self.level(control.recording, doubleTalk, frequency: 440),
-                     Self.level(cancelled.recording, doubleTalk, frequency: 440))
+        let voice = (Self.level(control.recording, doubleTalk(control), frequency: 440),
+                     Self.level(cancelled.recording, doubleTalk(cancelled), frequency: 440))
         #expect(echo.0 > -30, "without cancellation the host hears its own noise: \(echo.0) dBFS; \(control.summary)")
         #expect(voice.0 > -25, "the viewer's 440 Hz reaches the host: \(voice.0) dBFS")
         // Gross budgets: on PipeWire 31-33 dB down measured; on plain PulseAudio 12-15 (the
