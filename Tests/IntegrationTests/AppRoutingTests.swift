@@ -82,10 +82,6 @@ extension RealServerTests {
         /// be there) is steady: players started together still start tens of ms apart on a
         /// loaded machine, and a tone that must be absent is measured there, not around a click
         /// that a stream's abrupt start or end leaves.
-        static func levels(_ recorded: Recorded, _ frequencies: [Double], steady: [Double]) throws -> [Double] {
-            try levels(recorded.frames, frequencies, steady: steady)
-        }
-
         static func levels(_ frames: FrameCollector, _ frequencies: [Double], steady: [Double]) throws -> [Double] {
             let decoded = try frames.decoded()
             let channel = SignalAnalysis.left(decoded[...])
@@ -109,17 +105,23 @@ extension RealServerTests {
         /// starved on a loaded machine put up to -62 at the other tones (seen once).
         static let absentLevel = quietSineLevel - 40
 
-        /// A tone that must be recorded (`index` of `frequencies`, measured as `levels` does) is
-        /// at the level the speakers heard, within 1 dB; how far that is from the level played
-        /// is the players' and the server's (a player starved on a loaded machine), measured.
-        /// When the capture's own mix counted gaps (a stream that lagged past its wait), the
-        /// tone is lower by what fell into them: then it is only required to be there.
+        /// The levels of `frequencies` (as `levels` measures them) in the capture, and in what
+        /// the speakers played beside it.
+        static func heardLevels(
+            _ recorded: Recorded, _ frequencies: [Double], steady: [Double]
+        ) throws -> (ours: [Double], speakers: [Double]) {
+            (try levels(recorded.frames, frequencies, steady: steady), try levels(recorded.speakers, frequencies, steady: steady))
+        }
+
+        /// A tone that must be recorded, at `level` in the capture, is at the level the speakers
+        /// heard (`heard`), within 1 dB; how far that is from the level played is the players'
+        /// and the server's (a player starved on a loaded machine), measured. When the capture's
+        /// own mix counted gaps (a stream that lagged past its wait), the tone is lower by what
+        /// fell into them: then it is only required to be there.
         static func expectHeardLevel(
-            _ levels: [Double], _ index: Int, _ frequencies: [Double], steady: [Double], _ recorded: Recorded,
-            _ what: String, test: String = #function, sourceLocation: SourceLocation = #_sourceLocation
-        ) throws {
-            let level = levels[index]
-            let heard = try Self.levels(recorded.speakers, frequencies, steady: steady)[index]
+            _ level: Double, heard: Double, _ recorded: Recorded, _ what: String, test: String = #function,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
             if recorded.mixGaps == 0 {
                 #expect(
                     abs(level - heard) <= 1, "\(what) at \(level) dBFS, the speakers' at \(heard)",
@@ -141,8 +143,8 @@ extension RealServerTests {
                 let recorded = try Self.captureApps(.DESKAUDIO_APPS_ONLY, ["tonea"], backend: backend) {
                     try Self.playThreeApps(environment)
                 }
-                let levels = try Self.levels(recorded, [440, 1000, 1500], steady: [440])
-                try Self.expectHeardLevel(levels, 0, [440, 1000, 1500], steady: [440], recorded, "\(path): ToneA's 440 Hz")
+                let (levels, heard) = try Self.heardLevels(recorded, [440, 1000, 1500], steady: [440])
+                Self.expectHeardLevel(levels[0], heard: heard[0], recorded, "\(path): ToneA's 440 Hz")
                 #expect(levels[1] < Self.absentLevel && levels[2] < Self.absentLevel, "\(path): the others: \(levels)")
                 try Self.expectWhole(recorded.frames, path)
                 print("measured: \(path): only ToneA: 440/1000/1500 Hz at \(levels) dBFS")
@@ -155,11 +157,9 @@ extension RealServerTests {
                     try Self.playThreeApps(environment)
                 }
                 try Self.expectWhole(recorded.frames, path)
-                let levels = try Self.levels(recorded, [440, 1000, 1500], steady: [1000, 1500])
-                for (index, what) in [(1, "ToneB's 1000 Hz"), (2, "ToneC's 1500 Hz")] {
-                    try Self.expectHeardLevel(
-                        levels, index, [440, 1000, 1500], steady: [1000, 1500], recorded, "\(path): \(what)")
-                }
+                let (levels, heard) = try Self.heardLevels(recorded, [440, 1000, 1500], steady: [1000, 1500])
+                Self.expectHeardLevel(levels[1], heard: heard[1], recorded, "\(path): ToneB's 1000 Hz")
+                Self.expectHeardLevel(levels[2], heard: heard[2], recorded, "\(path): ToneC's 1500 Hz")
                 #expect(levels[0] < Self.absentLevel, "\(path): ToneA's 440 Hz at \(levels[0]) dBFS")
                 print("measured: \(path): all except ToneA: 440/1000/1500 Hz at \(levels) dBFS")
             }
@@ -243,17 +243,15 @@ extension RealServerTests {
                     other.waitUntilExit()
                 }
                 let recordedWithout = try Self.captureApps(.DESKAUDIO_APPS_ALL_EXCEPT, [], backend: backend) { try play() }
-                let without = try Self.levels(recordedWithout, [440, 1500], steady: [1500])
-                try Self.expectHeardLevel(without, 1, [440, 1500], steady: [1500], recordedWithout, "\(path): ToneB's 1500 Hz")
+                let (without, heardWithout) = try Self.heardLevels(recordedWithout, [440, 1500], steady: [1500])
+                Self.expectHeardLevel(without[1], heard: heardWithout[1], recordedWithout, "\(path): ToneB's 1500 Hz")
                 #expect(without[0] < Self.absentLevel, "\(path): the host's own 440 Hz at \(without[0]) dBFS")
                 let recordedWith = try Self.captureApps(
                     .DESKAUDIO_APPS_ALL_EXCEPT, [], backend: backend, includeOwnProcess: true
                 ) { try play() }
-                let with = try Self.levels(recordedWith, [440, 1500], steady: [440, 1500])
-                try Self.expectHeardLevel(
-                    with, 0, [440, 1500], steady: [440, 1500], recordedWith, "\(path): the host's own 440 Hz, asked for")
-                try Self.expectHeardLevel(
-                    with, 1, [440, 1500], steady: [440, 1500], recordedWith, "\(path): ToneB's 1500 Hz beside it")
+                let (with, heardWith) = try Self.heardLevels(recordedWith, [440, 1500], steady: [440, 1500])
+                Self.expectHeardLevel(with[0], heard: heardWith[0], recordedWith, "\(path): the host's own 440 Hz, asked for")
+                Self.expectHeardLevel(with[1], heard: heardWith[1], recordedWith, "\(path): ToneB's 1500 Hz beside it")
                 print("measured: \(path): host's own 440 Hz left out: \(without[0]) dBFS; put back in: \(with[0]) dBFS")
             }
         }

@@ -66,9 +66,7 @@ extension RealServerTests {
                 set_audio_callback(FrameCollector.callback, collector.userData)
                 let skipsBefore = serverSkips()
                 #expect(enable_audio(true, false) == deskaudio_status.DESKAUDIO_OK.rawValue)
-                #expect(
-                    waitUntil(seconds: startWithinSeconds) { collector.count >= 10 },
-                    "no 10 frames \(startWithinSeconds) s after the start: \(collector.count)")
+                expectFramesFlow(collector)
                 unloadModule(module, environment)
                 Thread.sleep(forTimeInterval: 1)
                 module = try loadModule(load, environment)
@@ -144,8 +142,15 @@ private let warmUp: Void = {
     _ = try? ExternalTools.run(["pactl", "info"])
 }()
 
-/// How soon a capture's frames must flow: the stall watch's 2 s, its reopening, and 1 s more.
-private let startWithinSeconds = 5.0
+/// A capture just started has 10 frames within one stall's recovery (the stall watch's 2 s,
+/// its reopening, and 1 s more): a daemon starved on a loaded machine fed a new stream nothing
+/// for 2 s and the stall watch reopened it (R-START-STALL).
+private func expectFramesFlow(_ collector: FrameCollector, sourceLocation: SourceLocation = #_sourceLocation) {
+    let seconds = 5.0
+    #expect(
+        waitUntil(seconds: seconds) { collector.count >= 10 }, "no 10 frames \(seconds) s after the start: \(collector.count)",
+        sourceLocation: sourceLocation)
+}
 
 /// Captures app audio while a 1.5 s 1 kHz tone at half scale (stereo, or `mono`) plays into
 /// `sink`: starts capture, waits for 10 frames, runs `whileRunning`, plays, stops. Returns
@@ -159,11 +164,7 @@ private func captureTone(
     set_audio_callback(FrameCollector.callback, collector.userData)
     defer { set_audio_callback(nil, nil) }
     #expect(enable_audio(false, true) == deskaudio_status.DESKAUDIO_OK.rawValue)
-    // Frames flow, within one stall's recovery: a daemon starved on a loaded machine fed a new
-    // stream nothing for 2 s and the stall watch reopened it (R-START-STALL).
-    #expect(
-        waitUntil(seconds: startWithinSeconds) { collector.count >= 10 },
-        "no 10 frames \(startWithinSeconds) s after the start: \(collector.count)")
+    expectFramesFlow(collector)
     try whileRunning()
     let (_, tap) = try MonitorTap.recording("\(sink).monitor", environment: environment) {
         try ExternalTools.playTone(
