@@ -4,8 +4,11 @@ server sends is dropped with probability `loss`, or delivered after a delay draw
 from `jitter_ms` (so frames may overtake one another). Everything else (the page, the
 handshake, the browser's messages) passes through untouched. Runs on its own thread."""
 import asyncio
+import ctypes
 import random
 import threading
+
+import numpy as np
 
 
 class FrameRelay:
@@ -16,9 +19,9 @@ class FrameRelay:
         self.loss = loss
         self.jitter_ms = jitter_ms
         self.dropped = 0  # of the frames between the first and the last relayed
-        # (first, last) CLOCK_MONOTONIC ns at the host's sink of each frame dropped: its
-        # capture_time_ns and its length (docs/wire-format.md).
-        self.dropped_spans = []
+        # (AudioFrame bytes, dropped) of every frame the server sent before hold(), in order:
+        # what the stream was, whichever frames got through (stream()).
+        self.frames = []
         self.relayed = 0
         self.holding = False
         self._dropped_since_first = 0
@@ -116,11 +119,10 @@ class FrameRelay:
                     continue
                 if self.holding:
                     continue
-                if self.random.random() < self.loss:
-                    frame = message[2 + len(extra):]
-                    if len(frame) >= 36:
-                        start = int.from_bytes(frame[24:32], "little")
-                        self.dropped_spans.append((start, start + int.from_bytes(frame[32:34], "little") * 10**9 // 48000))
+                frame = message[2 + len(extra):]
+                dropped = self.random.random() < self.loss
+                self.frames.append((frame, dropped))
+                if dropped:
                     if self.relayed > 0:
                         self._dropped_since_first += 1
                     self.loss_run += 1
@@ -133,3 +135,53 @@ class FrameRelay:
                 self.loop.call_later(delay, writer.write, message)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+
+
+_opus = ctypes.CDLL("libopus.so.0")
+_opus.opus_decoder_create.restype = ctypes.c_void_p
+_opus.opus_decoder_create.argtypes = [ctypes.c_int32, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+_opus.opus_decode_float.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_void_p,
+                                    ctypes.c_int, ctypes.c_int]
+_opus.opus_decoder_destroy.argtypes = [ctypes.c_void_p]
+
+
+def stream(frames):
+    """What the server sent, decoded whole, and what a receiver without the dropped frames
+    decodes, for `frames` as FrameRelay.frames holds them (10 ms stereo version 1
+    AudioFrames): (sent, received, time_of). Both are the left channel at 48 kHz, placed by
+    the frames' sample_clock; `received` has zeros where a frame was dropped, and its decoder
+    never had that frame (WebCodecs cannot be told of a loss), so the frame after a loss comes
+    out as Opus's inter-frame prediction leaves it (R-RELAY-BURST). time_of(i): when sample i
+    reached the host's sink, ns: its frame's capture_time_ns on from where libopus's 2.5 ms
+    look-ahead put it."""
+    error = ctypes.c_int(0)
+    decoders = [_opus.opus_decoder_create(48000, 2, ctypes.byref(error)) for _ in range(2)]
+    assert all(decoders), f"opus_decoder_create: {error.value}"
+    frames = [(frame, dropped) for frame, dropped in frames if len(frame) >= 36 and frame[4] == 1]
+    first_clock = int.from_bytes(frames[0][0][16:24], "little") if frames else 0
+    length = 0
+    if frames:
+        last = frames[-1][0]
+        length = int.from_bytes(last[16:24], "little") - first_clock + int.from_bytes(last[32:34], "little")
+    sent, received = np.zeros(length, np.float32), np.zeros(length, np.float32)
+    clocks, times = [], []
+    pcm = (ctypes.c_float * (5760 * 2))()
+    for frame, dropped in frames:
+        at = int.from_bytes(frame[16:24], "little") - first_clock
+        payload = frame[36:36 + int.from_bytes(frame[34:36], "little")]
+        for decoder, output in zip(decoders, (sent, received)):
+            if dropped and output is received:
+                continue
+            decoded = _opus.opus_decode_float(decoder, payload, len(payload), pcm, 5760, 0)
+            assert decoded > 0, f"opus_decode_float: {decoded}"
+            output[at:at + decoded] = np.frombuffer(pcm, np.float32, decoded * 2)[0::2]
+        clocks.append(at)
+        times.append(int.from_bytes(frame[24:32], "little"))
+    for decoder in decoders:
+        _opus.opus_decoder_destroy(decoder)
+    lookahead = 120
+
+    def time_of(index):
+        frame = max(0, int(np.searchsorted(clocks, index, side="right")) - 1)
+        return times[frame] + (index - clocks[frame] - lookahead) * 1e9 / 48000 if clocks else 0.0
+    return sent, received, time_of
