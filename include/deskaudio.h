@@ -1179,6 +1179,26 @@ DESKAUDIO_EXPORT int32_t deskaudio_set_log_callback(deskaudio_log_callback callb
  * 6. Host PCM: the host's own audio mixed in, and PCM encoded without a capture (a viewer's microphone)
  * ====================================================================================== */
 
+/**
+ * Echo cancellers of deskaudio_encoder_set_echo_canceller() (and of
+ * deskaudio_encoder_stats.echo_canceller, where 0 is none: cancellation off).
+ */
+typedef enum deskaudio_echo_canceller {
+    /** WebRTC's AEC3 where present, else speexdsp: the default. */
+    DESKAUDIO_ECHO_CANCELLER_BEST = 0,
+    /**
+     * speexdsp's adaptive filter over a 300 ms tail and its residual echo suppressor, on
+     * every system.
+     */
+    DESKAUDIO_ECHO_CANCELLER_SPEEXDSP = 1,
+    /**
+     * WebRTC's AEC3, as PipeWire's echo-cancel plugin has it (spa-0.2/aec/libspa-aec-webrtc.so,
+     * loaded at run time, never linked) where PipeWire is built on webrtc-audio-processing
+     * 1.0 or later: Debian 13, not Debian 12.
+     */
+    DESKAUDIO_ECHO_CANCELLER_WEBRTC_AEC3 = 2,
+} deskaudio_echo_canceller;
+
 /** Sample formats of deskaudio_push_pcm(). */
 typedef enum deskaudio_pcm_format {
     /** Signed 16-bit integers, native byte order. */
@@ -1198,7 +1218,7 @@ typedef struct deskaudio_encoder_stats {
     /** AudioFrame bytes handed to the callback. */
     uint64_t bytes_sent;
     /** The echo canceller that runs (deskaudio_encoder_set_echo_cancel()): 0 none (off),
-        1 speexdsp. */
+        else a deskaudio_echo_canceller: 1 speexdsp, 2 WebRTC's AEC3. */
     int32_t echo_canceller;
     /** The acoustic delay found from the playback's times to the microphone's, ms; -1 until
         found, or while cancellation is off. */
@@ -1264,17 +1284,31 @@ DESKAUDIO_EXPORT DESKAUDIO_WARN_UNUSED_RESULT int32_t deskaudio_encoder_push_pcm
 /**
  * Turns echo cancellation on or off from the next push on. On, the audio handed to
  * deskaudio_encoder_push_playback() (what the viewer is about to play) is taken out of the
- * microphone audio pushed: by speexdsp's adaptive filter over a 300 ms tail and its residual
- * echo suppressor, the acoustic delay past the playback's times (up to 600 ms) found from
- * the two signals; the microphone is cancelled in mono, both channels carry the result. Off
- * by default; turned on again, it starts afresh. DESKAUDIO_OK, DESKAUDIO_ERROR_INVALID_ARGUMENT
- * for a NULL encoder, or DESKAUDIO_ERROR_OUT_OF_RESOURCES.
+ * microphone audio pushed, by the canceller deskaudio_encoder_set_echo_canceller() chose
+ * (WebRTC's AEC3 where present, else speexdsp), the acoustic delay past the playback's
+ * times (up to 600 ms) found from the two signals; the microphone is cancelled in mono, both
+ * channels carry the result. Off by default; turned on again, it starts afresh. DESKAUDIO_OK,
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL encoder, or DESKAUDIO_ERROR_OUT_OF_RESOURCES.
  *
  * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
  * @param enabled true to cancel the echo of what is pushed as playback.
  * @return DESKAUDIO_OK, or a negative deskaudio_status.
  */
 DESKAUDIO_EXPORT int32_t deskaudio_encoder_set_echo_cancel(deskaudio_encoder *encoder, bool enabled);
+
+/**
+ * Chooses the echo canceller (a deskaudio_echo_canceller) that cancellation runs; one
+ * running with another starts afresh with this one. DESKAUDIO_OK;
+ * DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL encoder or an unknown value;
+ * DESKAUDIO_ERROR_NOT_SUPPORTED, changing nothing, for DESKAUDIO_ECHO_CANCELLER_WEBRTC_AEC3
+ * where it cannot run (deskaudio_last_error() says why: no plugin, or one built on
+ * webrtc-audio-processing 0.x).
+ *
+ * @param encoder the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+ * @param canceller a deskaudio_echo_canceller.
+ * @return DESKAUDIO_OK, or a negative deskaudio_status.
+ */
+DESKAUDIO_EXPORT int32_t deskaudio_encoder_set_echo_canceller(deskaudio_encoder *encoder, int32_t canceller);
 
 /**
  * Hands the encoder what the viewer is about to play, as the echo to cancel: `bytes` bytes

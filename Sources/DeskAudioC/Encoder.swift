@@ -67,13 +67,27 @@ public func deskaudio_encoder_push_pcm(
     }
 }
 
+/// Echo cancellers of deskaudio_encoder_set_echo_canceller() (and of
+/// deskaudio_encoder_stats.echo_canceller, where 0 is none: cancellation off).
+public enum deskaudio_echo_canceller: Int32, CaseIterable {
+    /// WebRTC's AEC3 where present, else speexdsp: the default.
+    case DESKAUDIO_ECHO_CANCELLER_BEST = 0
+    /// speexdsp's adaptive filter over a 300 ms tail and its residual echo suppressor, on
+    /// every system.
+    case DESKAUDIO_ECHO_CANCELLER_SPEEXDSP = 1
+    /// WebRTC's AEC3, as PipeWire's echo-cancel plugin has it (spa-0.2/aec/libspa-aec-webrtc.so,
+    /// loaded at run time, never linked) where PipeWire is built on webrtc-audio-processing
+    /// 1.0 or later: Debian 13, not Debian 12.
+    case DESKAUDIO_ECHO_CANCELLER_WEBRTC_AEC3 = 2
+}
+
 /// Turns echo cancellation on or off from the next push on. On, the audio handed to
 /// deskaudio_encoder_push_playback() (what the viewer is about to play) is taken out of the
-/// microphone audio pushed: by speexdsp's adaptive filter over a 300 ms tail and its residual
-/// echo suppressor, the acoustic delay past the playback's times (up to 600 ms) found from
-/// the two signals; the microphone is cancelled in mono, both channels carry the result. Off
-/// by default; turned on again, it starts afresh. DESKAUDIO_OK, DESKAUDIO_ERROR_INVALID_ARGUMENT
-/// for a NULL encoder, or DESKAUDIO_ERROR_OUT_OF_RESOURCES.
+/// microphone audio pushed, by the canceller deskaudio_encoder_set_echo_canceller() chose
+/// (WebRTC's AEC3 where present, else speexdsp), the acoustic delay past the playback's
+/// times (up to 600 ms) found from the two signals; the microphone is cancelled in mono, both
+/// channels carry the result. Off by default; turned on again, it starts afresh. DESKAUDIO_OK,
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL encoder, or DESKAUDIO_ERROR_OUT_OF_RESOURCES.
 /// - Parameters:
 ///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
 ///   - enabled: true to cancel the echo of what is pushed as playback.
@@ -82,6 +96,31 @@ public func deskaudio_encoder_push_pcm(
 public func deskaudio_encoder_set_echo_cancel(_ encoder: deskaudio_encoder?, _ enabled: Bool) -> Int32 {
     guard let encoder else { return invalidArgument("encoder is NULL") }
     return status { () throws(DeskAudioError) in try pcmEncoder(encoder).setEchoCancel(enabled) }
+}
+
+/// Chooses the echo canceller (a deskaudio_echo_canceller) that cancellation runs; one
+/// running with another starts afresh with this one. DESKAUDIO_OK;
+/// DESKAUDIO_ERROR_INVALID_ARGUMENT for a NULL encoder or an unknown value;
+/// DESKAUDIO_ERROR_NOT_SUPPORTED, changing nothing, for DESKAUDIO_ECHO_CANCELLER_WEBRTC_AEC3
+/// where it cannot run (deskaudio_last_error() says why: no plugin, or one built on
+/// webrtc-audio-processing 0.x).
+/// - Parameters:
+///   - encoder: the encoder (NULL: DESKAUDIO_ERROR_INVALID_ARGUMENT).
+///   - canceller: a deskaudio_echo_canceller.
+/// - Returns: DESKAUDIO_OK, or a negative deskaudio_status.
+@_cdecl("deskaudio_encoder_set_echo_canceller")
+public func deskaudio_encoder_set_echo_canceller(_ encoder: deskaudio_encoder?, _ canceller: Int32) -> Int32 {
+    guard let encoder else { return invalidArgument("encoder is NULL") }
+    guard let choice = deskaudio_echo_canceller(rawValue: canceller) else {
+        return invalidArgument("deskaudio_encoder_set_echo_canceller: \(canceller) is no deskaudio_echo_canceller")
+    }
+    let engine: EchoEngine? =
+        switch choice {
+        case .DESKAUDIO_ECHO_CANCELLER_BEST: nil
+        case .DESKAUDIO_ECHO_CANCELLER_SPEEXDSP: .speexdsp
+        case .DESKAUDIO_ECHO_CANCELLER_WEBRTC_AEC3: .webrtcAEC3
+        }
+    return status { () throws(DeskAudioError) in try pcmEncoder(encoder).setEchoEngine(engine) }
 }
 
 /// Hands the encoder what the viewer is about to play, as the echo to cancel: `bytes` bytes
@@ -172,7 +211,7 @@ public func deskaudio_encoder_get_stats(
         let echo = counters.echo
         return deskaudio_encoder_stats(
             frames_encoded: counters.framesEncoded, frames_sent: counters.framesSent,
-            frames_gated: counters.framesGated, bytes_sent: counters.bytesSent, echo_canceller: echo == nil ? 0 : 1,
+            frames_gated: counters.framesGated, bytes_sent: counters.bytesSent, echo_canceller: echo?.engine.rawValue ?? 0,
             echo_delay_ms: echo?.delayMs.map { Int32($0.rounded()) } ?? -1,
             echo_return_loss_enhancement_db: echo?.echoReturnLossEnhancementDb ?? 0, echo_blocks: echo?.blocks ?? 0,
             echo_blocks_without_playback: echo?.blocksWithoutPlayback ?? 0)

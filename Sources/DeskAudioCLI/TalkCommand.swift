@@ -37,6 +37,11 @@ struct TalkCommand: ParsableCommand {
     @Flag(help: "Send the microphone as it is, without echo cancellation.")
     var noEchoCancel = false
 
+    @Option(help: ArgumentHelp(
+        "The echo canceller: best (WebRTC's AEC3 where PipeWire's plugin has it, else speexdsp), speexdsp or webrtc-aec3.",
+        valueName: "NAME"))
+    var echoCanceller = EchoCancellerChoice.best
+
     @Option(help: ArgumentHelp("The microphone's Opus bitrate, bit/s (6000 to 510000).", valueName: "BPS"))
     var bitrate: Int32 = 64_000
 
@@ -59,7 +64,8 @@ struct TalkCommand: ParsableCommand {
         let outgoing = try UDPSocket.sending(to: host)
         let session: TalkSession
         do throws(DeskAudioError) {
-            session = try TalkSession(bitrate: bitrate, echoCancel: !noEchoCancel, backend: backend.backend)
+            session = try TalkSession(
+                bitrate: bitrate, echoCancel: !noEchoCancel, echoEngine: echoCanceller.engine, backend: backend.backend)
             try session.start(micDevice: micDevice)
         } catch {
             throw CLIFailure(error, doing: "starting the session")
@@ -104,9 +110,10 @@ final class TalkSession {
     private(set) var counts = Counts()
     private var stopped = false
 
-    init(bitrate: Int32, echoCancel: Bool, backend: AudioBackend?) throws(DeskAudioError) {
+    init(bitrate: Int32, echoCancel: Bool, echoEngine: EchoEngine?, backend: AudioBackend?) throws(DeskAudioError) {
         player = try FramePlayer(output: .speakers, tapsPlayedAudio: true, onRunning: { _ in })
         encoder = try PCMFrameEncoder(bitrate: bitrate)
+        try encoder.setEchoEngine(echoEngine)
         try encoder.setEchoCancel(echoCancel)
         capture.setBackend(backend)
         capture.setChannels(.layout(.stereo))
@@ -175,7 +182,7 @@ final class TalkSession {
         let stats = player.stats
         let encoded = encoder.counters
         let echo = encoded.echo.map {
-            "; echo cancelled in \($0.blocks) blocks (\($0.blocksWithoutPlayback) without the speakers' audio), "
+            "; echo cancelled by \($0.engine == .webrtcAEC3 ? "WebRTC's AEC3" : "speexdsp") in \($0.blocks) blocks (\($0.blocksWithoutPlayback) without the speakers' audio), "
                 + "ERLE \(tenths($0.echoReturnLossEnhancementDb)) dB over the last second, delay "
                 + ($0.delayMs.map { "\(tenths($0)) ms" } ?? "not found")
         } ?? "; echo cancellation off"
@@ -188,3 +195,18 @@ final class TalkSession {
 
 /// `value` rounded to a tenth, for messages.
 private func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
+
+/// `--echo-canceller`'s values.
+enum EchoCancellerChoice: String, ExpressibleByArgument, CaseIterable {
+    case best, speexdsp
+    case webrtcAEC3 = "webrtc-aec3"
+
+    /// The engine asked for; nil: the best there is.
+    var engine: EchoEngine? {
+        switch self {
+        case .best: nil
+        case .speexdsp: .speexdsp
+        case .webrtcAEC3: .webrtcAEC3
+        }
+    }
+}

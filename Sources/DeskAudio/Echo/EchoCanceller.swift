@@ -1,8 +1,34 @@
 import CSpeexDSP
+import DeskAudioShim
 import Glibc
+
+/// Which echo canceller an encoder runs.
+public enum EchoEngine: Int32, Equatable, Sendable {
+    /// speexdsp's adaptive filter and residual echo suppressor, on every system.
+    case speexdsp = 1
+    /// WebRTC's AEC3, through PipeWire's echo-cancel plugin where PipeWire is built on
+    /// webrtc-audio-processing 1.0 or later (Debian 13; not Debian 12's 0.3).
+    case webrtcAEC3 = 2
+
+    /// The best there is here: AEC3 where present, else speexdsp.
+    public static var best: EchoEngine { WebRTCEcho.unavailableReason == nil ? .webrtcAEC3 : .speexdsp }
+
+    /// The one `choice` names (nil: `best`); throws `.notSupported` for AEC3 where it cannot run.
+    static func pick(_ choice: EchoEngine?) throws(DeskAudioError) -> EchoEngine {
+        switch choice {
+        case .speexdsp?: return .speexdsp
+        case .webrtcAEC3?:
+            if let reason = WebRTCEcho.unavailableReason { throw .notSupported("WebRTC's AEC3: \(reason)") }
+            return .webrtcAEC3
+        case nil: return best
+        }
+    }
+}
 
 /// What an encoder's echo canceller knows now (`PCMFrameEncoder.counters`).
 public struct EchoStats: Equatable, Sendable {
+    /// The canceller that runs.
+    public var engine: EchoEngine
     /// The delay found from the speakers' times to the microphone, ms; nil until found.
     public var delayMs: Double?
     /// Echo return loss enhancement over the last second of blocks the speakers played in:
@@ -17,11 +43,13 @@ public struct EchoStats: Equatable, Sendable {
 /// audio is framed and encoded. The viewer pushes what it is about to play with the time
 /// it leaves the speakers (`pushPlayback`); each 10 ms of microphone audio, by its capture
 /// time, is cancelled against what played then: the acoustic delay past the times given is
-/// found from the two signals (`EchoDelayProbe`, up to 600 ms), the echo's path over a
-/// 300 ms tail by speexdsp's adaptive filter, and what echo is left is suppressed by
-/// speexdsp's preprocessor (with its noise suppression, which that needs; gain control off).
-/// The microphone is cancelled in mono, and both channels carry the result. No allocation per block. One
-/// caller at a time (the encoder's lock).
+/// found from the two signals (`EchoDelayProbe`, up to 600 ms), and the speakers' audio is
+/// fed `leadMs` before it to the engine. speexdsp learns the echo's path over a 300 ms tail
+/// with its adaptive filter and suppresses what echo is left with its preprocessor (with its
+/// noise suppression, which that needs; gain control off); WebRTC's AEC3 finds the rest of
+/// the delay itself and suppresses with its own (noise suppression and gain control off).
+/// The microphone is cancelled in mono, and both channels carry the result. No allocation
+/// per block. One caller at a time (the encoder's lock).
 final class EchoCanceller {
     /// The block cancelled at once: 10 ms.
     static let blockSamples = AudioFormat.frameSamples
@@ -37,9 +65,21 @@ final class EchoCanceller {
     private let playback = HostPCMInput()
     private var reference = PlaybackReference()
     private let probe: EchoDelayProbe
-    private let echo: OpaquePointer
-    private let preprocess: OpaquePointer
+    private let engineState: Engine
     private var appliedDelay: Int?
+
+    /// The canceller's own state.
+    private enum Engine {
+        case speexdsp(echo: OpaquePointer, preprocess: OpaquePointer)
+        case webrtcAEC3(OpaquePointer)
+
+        var kind: EchoEngine {
+            switch self {
+            case .speexdsp: .speexdsp
+            case .webrtcAEC3: .webrtcAEC3
+            }
+        }
+    }
 
     private let microphone = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
     private var microphoneCount = 0
@@ -49,6 +89,7 @@ final class EchoCanceller {
     private let recorded16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
     private let played16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
     private let cancelled16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
+    private let cancelled = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
     private let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: AudioFormat.frameFloats)
 
     private var microphonePower = 0.0
@@ -71,34 +112,47 @@ final class EchoCanceller {
     private static let playingPower = 1e-5
     private static let nsPerSample = 1e9 / Double(AudioFormat.sampleRate)
 
-    init() throws(DeskAudioError) {
-        let probe = try EchoDelayProbe()
-        let tail = EchoCanceller.tailMs * AudioFormat.sampleRate / 1000
-        let echo = try SpeexEcho.make(frame: Self.blockSamples, tail: tail, rate: AudioFormat.sampleRate, what: "an echo canceller")
-        guard let preprocess = speex_preprocess_state_init(Int32(Self.blockSamples), Int32(AudioFormat.sampleRate)) else {
-            speex_echo_state_destroy(echo)
-            throw .outOfResources("speexdsp could not make a preprocessor")
+    /// A canceller running `engine`.
+    init(engine kind: EchoEngine) throws(DeskAudioError) {
+        probe = try EchoDelayProbe()
+        switch kind {
+        case .speexdsp:
+            let tail = EchoCanceller.tailMs * AudioFormat.sampleRate / 1000
+            let echo = try SpeexEcho.make(frame: Self.blockSamples, tail: tail, rate: AudioFormat.sampleRate, what: "an echo canceller")
+            guard let preprocess = speex_preprocess_state_init(Int32(Self.blockSamples), Int32(AudioFormat.sampleRate)) else {
+                speex_echo_state_destroy(echo)
+                throw .outOfResources("speexdsp could not make a preprocessor")
+            }
+            // Its residual echo suppression works through its noise suppressor's gains, so that
+            // stays on (at its -15 dB); gain control stays off.
+            var off: Int32 = 0
+            speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_AGC, &off)
+            speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
+            engineState = .speexdsp(echo: echo, preprocess: preprocess)
+        case .webrtcAEC3:
+            engineState = .webrtcAEC3(try WebRTCEcho.make())
         }
-        self.echo = echo
-        self.preprocess = preprocess
-        self.probe = probe
-        // Its residual echo suppression works through its noise suppressor's gains, so that
-        // stays on (at its -15 dB); gain control stays off.
-        var off: Int32 = 0
-        speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_AGC, &off)
-        speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
     }
 
     deinit {
-        speex_preprocess_state_destroy(preprocess)
-        speex_echo_state_destroy(echo)
+        switch engineState {
+        case .speexdsp(let echo, let preprocess):
+            speex_preprocess_state_destroy(preprocess)
+            speex_echo_state_destroy(echo)
+        case .webrtcAEC3(let echo):
+            deskaudio_webrtc_echo_destroy(echo)
+        }
         reference.deallocate()
-        for buffer in [microphone, speakersThen, speakersFed, stereoScratch, output] { buffer.deallocate() }
+        for buffer in [microphone, speakersThen, speakersFed, stereoScratch, output, cancelled] { buffer.deallocate() }
         for buffer in [recorded16, played16, cancelled16] { buffer.deallocate() }
     }
 
+    /// The engine it runs.
+    var engine: EchoEngine { engineState.kind }
+
     var stats: EchoStats {
         EchoStats(
+            engine: engineState.kind,
             delayMs: probe.delaySamples.map { Double($0) * 1000 / Double(AudioFormat.sampleRate) },
             echoReturnLossEnhancementDb: resultPower > 0 && microphonePower > 0 ? 10 * log10(microphonePower / resultPower) : 0,
             blocks: blocks, blocksWithoutPlayback: blocksWithoutPlayback)
@@ -165,10 +219,11 @@ final class EchoCanceller {
         // What the speakers played at the microphone's times, for the delay.
         reference.read(into: speakersThen, endingAt: blockEnd)
         probe.add(microphone: UnsafeBufferPointer(microphone), speakers: UnsafeBufferPointer(speakersThen))
-        // A delay found far from the one applied is a new alignment, and the filter learnt
-        // the old one; one near it is left to the filter, which follows it.
+        // A delay found far from the one applied is a new alignment, and speexdsp's filter
+        // learnt the old one; one near it is left to the filter, which follows it. AEC3
+        // follows either.
         if let found = probe.delaySamples, abs(found - (appliedDelay ?? 0)) > Self.realignSamples {
-            speex_echo_state_reset(echo)
+            if case .speexdsp(let echo, _) = engineState { speex_echo_state_reset(echo) }
             appliedDelay = found
         }
         let lead = max((appliedDelay ?? 0) - Self.leadMs * AudioFormat.sampleRate / 1000, 0)
@@ -180,22 +235,23 @@ final class EchoCanceller {
         var micEnergy = 0.0
         var speakerEnergy = 0.0
         for index in 0..<Self.blockSamples {
-            recorded16[index] = SpeexEcho.int16(microphone[index])
-            played16[index] = SpeexEcho.int16(speakersFed[index])
             micEnergy += Double(microphone[index]) * Double(microphone[index])
             speakerEnergy += Double(speakersFed[index]) * Double(speakersFed[index])
         }
-        speex_echo_cancellation(echo, recorded16.baseAddress, played16.baseAddress, cancelled16.baseAddress)
         let speakersPlayed = speakerEnergy / Double(Self.blockSamples) > Self.playingPower
-        if speakersPlayed {
-            var filteredEnergy = 0.0
-            for sample in cancelled16 { filteredEnergy += Double(sample) * Double(sample) / (32768 * 32768) }
-            watchForAWrongPath(microphoneEnergy: micEnergy, filteredEnergy: filteredEnergy)
+        switch engineState {
+        case .speexdsp(let echo, let preprocess):
+            cancelWithSpeex(echo: echo, preprocess: preprocess, microphoneEnergy: micEnergy, speakersPlayed: speakersPlayed)
+        case .webrtcAEC3(let echo):
+            if deskaudio_webrtc_echo_run(
+                echo, microphone.baseAddress, speakersFed.baseAddress, cancelled.baseAddress, UInt32(Self.blockSamples)) < 0
+            {
+                _ = cancelled.update(fromContentsOf: microphone)  // not 10 ms: never, as called here
+            }
         }
-        speex_preprocess_run(preprocess, cancelled16.baseAddress)
         var resultEnergy = 0.0
         for index in 0..<Self.blockSamples {
-            let sample = Float(cancelled16[index]) / 32768
+            let sample = cancelled[index]
             resultEnergy += Double(sample) * Double(sample)
             output[2 * index] = sample
             output[2 * index + 1] = sample
@@ -207,11 +263,29 @@ final class EchoCanceller {
         }
     }
 
+    /// speexdsp's filter and suppressor over the block, into `cancelled`.
+    private func cancelWithSpeex(
+        echo: OpaquePointer, preprocess: OpaquePointer, microphoneEnergy: Double, speakersPlayed: Bool
+    ) {
+        for index in 0..<Self.blockSamples {
+            recorded16[index] = SpeexEcho.int16(microphone[index])
+            played16[index] = SpeexEcho.int16(speakersFed[index])
+        }
+        speex_echo_cancellation(echo, recorded16.baseAddress, played16.baseAddress, cancelled16.baseAddress)
+        if speakersPlayed {
+            var filteredEnergy = 0.0
+            for sample in cancelled16 { filteredEnergy += Double(sample) * Double(sample) / (32768 * 32768) }
+            watchForAWrongPath(echo: echo, microphoneEnergy: microphoneEnergy, filteredEnergy: filteredEnergy)
+        }
+        speex_preprocess_run(preprocess, cancelled16.baseAddress)
+        for index in 0..<Self.blockSamples { cancelled[index] = Float(cancelled16[index]) / 32768 }
+    }
+
     /// A filter that takes out what is no longer there adds it: its output louder than the
     /// microphone over half a second the speakers played in (a filter that fits takes energy
     /// out, in double talk too). Both filters then learn afresh (the room changed: a laptop
     /// moved, a headset taken off).
-    private func watchForAWrongPath(microphoneEnergy: Double, filteredEnergy: Double) {
+    private func watchForAWrongPath(echo: OpaquePointer, microphoneEnergy: Double, filteredEnergy: Double) {
         windowBlocks += 1
         windowMicrophone += microphoneEnergy
         windowFiltered += filteredEnergy

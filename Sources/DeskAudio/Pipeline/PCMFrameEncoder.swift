@@ -46,16 +46,29 @@ public final class PCMFrameEncoder: @unchecked Sendable {
     }
 
     /// Turns echo cancellation on or off from the next push on (`EchoCanceller`): on, what
-    /// `pushPlayback` hands in is taken out of the pushed microphone audio. Turned on again,
-    /// it starts afresh.
+    /// `pushPlayback` hands in is taken out of the pushed microphone audio, by the engine
+    /// `setEchoEngine` chose. Turned on again, it starts afresh.
     public func setEchoCancel(_ enabled: Bool) throws(DeskAudioError) {
         try state.withLock { state throws(DeskAudioError) in
             if enabled, state.echo == nil {
-                state.echo = try EchoCanceller()
+                state.echo = try EchoCanceller(engine: try EchoEngine.pick(state.echoChoice))
             } else if !enabled, let echo = state.echo {
                 state.retiringEcho = echo  // its audio short of a block goes out with the next push
                 state.echo = nil
             }
+        }
+    }
+
+    /// Chooses the echo canceller (nil, the default: WebRTC's AEC3 where present, else
+    /// speexdsp). Throws `.notSupported`, changing nothing, for AEC3 where it cannot run. A
+    /// canceller running with another engine starts afresh with this one.
+    public func setEchoEngine(_ choice: EchoEngine?) throws(DeskAudioError) {
+        let engine = try EchoEngine.pick(choice)
+        try state.withLock { state throws(DeskAudioError) in
+            state.echoChoice = choice
+            guard let echo = state.echo, echo.engine != engine else { return }
+            state.echo = try EchoCanceller(engine: engine)
+            state.retiringEcho = echo
         }
     }
 
@@ -120,6 +133,8 @@ public final class PCMFrameEncoder: @unchecked Sendable {
         let pipeline: FramePipeline
         let chunk: UnsafeMutableBufferPointer<Float>
         var echo: EchoCanceller?
+        // The engine asked for; nil: the best there is.
+        var echoChoice: EchoEngine?
         // A canceller turned off, with its audio short of a block still to go out.
         var retiringEcho: EchoCanceller?
         // The capture time of the last microphone sample taken.

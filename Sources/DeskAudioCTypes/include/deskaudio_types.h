@@ -71,7 +71,7 @@ typedef struct deskaudio_encoder_stats {
     /** AudioFrame bytes handed to the callback. */
     uint64_t bytes_sent;
     /** The echo canceller that runs (deskaudio_encoder_set_echo_cancel()): 0 none (off),
-        1 speexdsp. */
+        else a deskaudio_echo_canceller: 1 speexdsp, 2 WebRTC's AEC3. */
     int32_t echo_canceller;
     /** The acoustic delay found from the playback's times to the microphone's, ms; -1 until
         found, or while cancellation is off. */

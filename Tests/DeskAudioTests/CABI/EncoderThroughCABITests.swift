@@ -108,7 +108,20 @@ import Testing
         #expect(deskaudio_encoder_push_playback(nil, nil, 0, s16, 1, 48_000, 0) == invalid)
         #expect(deskaudio_encoder_push_playback(encoder, nil, 4, s16, 1, 48_000, 0) == invalid)
         #expect(deskaudio_encoder_get_stats(encoder, &stats, MemoryLayout<deskaudio_encoder_stats>.size) == 0)
-        #expect(stats.echo_canceller == 1 && stats.echo_delay_ms == -1 && stats.echo_blocks == 0)
+        // The best there is: AEC3 where PipeWire's plugin has it, else speexdsp.
+        #expect(stats.echo_canceller == EchoEngine.best.rawValue && stats.echo_delay_ms == -1 && stats.echo_blocks == 0)
+        #expect(deskaudio_encoder_set_echo_canceller(encoder, 7) == invalid)
+        #expect(String(cString: deskaudio_last_error()!) == "deskaudio_encoder_set_echo_canceller: 7 is no deskaudio_echo_canceller")
+        #expect(deskaudio_encoder_set_echo_canceller(nil, 1) == invalid)
+        #expect(deskaudio_encoder_set_echo_canceller(encoder, deskaudio_echo_canceller.DESKAUDIO_ECHO_CANCELLER_SPEEXDSP.rawValue) == 0)
+        #expect(deskaudio_encoder_get_stats(encoder, &stats, MemoryLayout<deskaudio_encoder_stats>.size) == 0)
+        #expect(stats.echo_canceller == deskaudio_echo_canceller.DESKAUDIO_ECHO_CANCELLER_SPEEXDSP.rawValue)
+        if EchoEngine.best != .webrtcAEC3 {
+            #expect(
+                deskaudio_encoder_set_echo_canceller(encoder, deskaudio_echo_canceller.DESKAUDIO_ECHO_CANCELLER_WEBRTC_AEC3.rawValue)
+                    == deskaudio_status.DESKAUDIO_ERROR_NOT_SUPPORTED.rawValue)
+            #expect(String(cString: deskaudio_last_error()!).hasPrefix("WebRTC's AEC3: "))
+        }
         #expect(deskaudio_encoder_set_echo_cancel(encoder, false) == 0)
         #expect(deskaudio_encoder_get_stats(encoder, &stats, MemoryLayout<deskaudio_encoder_stats>.size) == 0)
         #expect(stats.echo_canceller == 0)

@@ -24,6 +24,18 @@ mod private {
     impl Sealed for f32 {}
 }
 
+/// Which echo canceller an encoder runs (`deskaudio_echo_canceller`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EchoCanceller {
+    /// WebRTC's AEC3 where present, else speexdsp: the default.
+    Best,
+    /// speexdsp's adaptive filter and residual echo suppressor, on every system.
+    Speexdsp,
+    /// WebRTC's AEC3, through PipeWire's echo-cancel plugin where PipeWire is built on
+    /// webrtc-audio-processing 1.0 or later (Debian 13; not Debian 12).
+    WebrtcAec3,
+}
+
 /// An encoder's counts and its echo canceller's figures (`deskaudio_encoder_stats`; the
 /// header documents each field).
 pub type EncoderStats = deskaudio_sys::deskaudio_encoder_stats;
@@ -108,6 +120,19 @@ impl Encoder {
     /// `push` hands in.
     pub fn set_echo_cancel(&mut self, enabled: bool) -> Result<()> {
         check(unsafe { deskaudio_sys::deskaudio_encoder_set_echo_cancel(self.raw, enabled) })?;
+        Ok(())
+    }
+
+    /// Chooses the echo canceller that cancellation runs; one running with another starts
+    /// afresh with this one. `WebrtcAec3` where it cannot run is an error that says why
+    /// (`DESKAUDIO_ERROR_NOT_SUPPORTED`), changing nothing.
+    pub fn set_echo_canceller(&mut self, canceller: EchoCanceller) -> Result<()> {
+        let value = match canceller {
+            EchoCanceller::Best => deskaudio_sys::DESKAUDIO_ECHO_CANCELLER_BEST,
+            EchoCanceller::Speexdsp => deskaudio_sys::DESKAUDIO_ECHO_CANCELLER_SPEEXDSP,
+            EchoCanceller::WebrtcAec3 => deskaudio_sys::DESKAUDIO_ECHO_CANCELLER_WEBRTC_AEC3,
+        };
+        check(unsafe { deskaudio_sys::deskaudio_encoder_set_echo_canceller(self.raw, value as i32) })?;
         Ok(())
     }
 

@@ -35,7 +35,7 @@ mod rtp;
 pub use capture::{Capture, Channels, Clock, Event, Stats};
 pub use decoder::{Decoder, DecoderOutput, DecoderStats, Pcm};
 pub use devices::{apps, devices, App, Device, DeviceKind};
-pub use encoder::{Encoder, EncoderStats, Sample};
+pub use encoder::{EchoCanceller, Encoder, EncoderStats, Sample};
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameInfo};
 pub use remote_mic::{Recording, RemoteMic, RemoteMicStats};
