@@ -55,6 +55,30 @@ import Testing
         #expect(block.allSatisfy { $0 == 1 })
     }
 
+    @Test func stampsThatWobbleLeaveTheTimelineSteady() {
+        // A player's pushes of 480 samples, each stamped up to 1.5 ms off (seeded), as a loaded
+        // machine stamps them: read back by true times, the samples are where they played
+        // within 0.5 ms (21 samples measured), not wherever the last stamp put them, up to
+        // 1.5 ms (72 samples) off (R-ECHO-STAMPS).
+        var reference = PlaybackReference()
+        defer { reference.deallocate() }
+        var generator = SeededRandom(seed: 5)
+        var worst = 0.0
+        for push in 0..<300 {
+            let samples = (0..<480).map { Float(push * 480 + $0) }
+            let wobbleNs = Int64(Double.random(in: -1.5e6...1.5e6, using: &generator))
+            let end = UInt64(Int64(Self.timeNs(ofSample: push * 480 + 479)) + wobbleNs)
+            samples.withUnsafeBufferPointer { reference.append($0, endTimeNs: end) }
+            guard push >= 20 else { continue }
+            var block = [Float](repeating: -1, count: 480)
+            let at = push * 480 - 1000
+            _ = block.withUnsafeMutableBufferPointer { reference.read(into: $0, endingAt: Self.timeNs(ofSample: at)) }
+            worst = max(worst, abs(Double(block[479]) - Double(at)))
+        }
+        #expect(worst <= 24, "the reference was \(worst) samples off")
+        #expect(reference.pausedSamples == 0)
+    }
+
     // MARK: The delay
 
     @Test(arguments: [40, 137, 480])

@@ -1,8 +1,10 @@
 /// What the viewer's speakers play, mono at 48 kHz, on the CLOCK_MONOTONIC time each sample
-/// leaves them: the last 2.7 s, read back by time for the echo canceller. A pause in what is
-/// pushed (its next sample due more than 2 ms after the last one's time) is silence; each
-/// push's times win over those before (what was held is taken to run up to it). Pure: no
-/// clock, no allocation after init.
+/// leaves them: the last 2.7 s, read back by time for the echo canceller. The samples run on
+/// one after another; a push's time within `stampJitterNs` of where they run to only slews
+/// their timeline toward it (a player's stamps wobble by milliseconds on a loaded machine,
+/// and an adaptive filter cannot follow a reference that jumps by them: R-ECHO-STAMPS). A
+/// push due later than that is after a pause, which is silence; one due earlier steps the
+/// timeline back to its times. Pure: no clock, no allocation after init.
 struct PlaybackReference {
     static let capacity = 1 << 17
 
@@ -15,6 +17,11 @@ struct PlaybackReference {
     private(set) var pausedSamples: UInt64 = 0
 
     private static let nsPerSample = 1e9 / Double(AudioFormat.sampleRate)
+    /// How far a push's time may be from where the samples before it run to and still be the
+    /// same run, stamped with some jitter.
+    static let stampJitterNs = 2e6
+    /// The part of such a difference the timeline moves by at each push.
+    static let slewFraction = 1.0 / 16
 
     init() { samples.initialize(repeating: 0) }
 
@@ -31,18 +38,21 @@ struct PlaybackReference {
     /// Appends `mono` samples whose last one leaves the speakers at `endTimeNs`.
     mutating func append(_ mono: UnsafeBufferPointer<Float>, endTimeNs: UInt64) {
         guard !mono.isEmpty else { return }
+        var end = endTimeNs
         if written > 0 {
-            // Where the first new sample falls against the one due after the last.
-            let firstNs = Double(endTimeNs) - Double(mono.count - 1) * Self.nsPerSample
-            let lateNs = firstNs - (Double(lastTimeNs) + Self.nsPerSample)
-            if lateNs > 2e6 {
+            // How much later than the samples before it run to the push says it ends.
+            let runsToNs = Double(lastTimeNs) + Double(mono.count) * Self.nsPerSample
+            let lateNs = Double(endTimeNs) - runsToNs
+            if lateNs > Self.stampJitterNs {
                 let pause = min(UInt64((lateNs / Self.nsPerSample).rounded()), UInt64(Self.capacity))
                 for _ in 0..<pause { put(0) }
                 pausedSamples += pause
+            } else if lateNs >= -Self.stampJitterNs {
+                end = UInt64((runsToNs + lateNs * Self.slewFraction).rounded())
             }
         }
         for sample in mono { put(sample) }
-        lastTimeNs = endTimeNs
+        lastTimeNs = end
     }
 
     /// Fills `block` with the samples that left the speakers in the `block.count` samples
