@@ -184,10 +184,16 @@ def browser_microphone(deskaudio, host, browser_env, work):
     if missing:
         np.save(os.path.join(os.environ.get("DESKAUDIO_KEEP", work), "mic-host.npy"), host_samples)
         np.save(os.path.join(os.environ.get("DESKAUDIO_KEEP", work), "mic-mouth.npy"), mouth_samples)
-    check(not missing, f"no 10 ms block of the tone missing over {(last - first) / 100:.0f} s "
-          f"(blocks 3 dB low, at s: {[round(block / 100, 2) for block, _, _ in missing[:10]]}; "
-          f"what the browser's microphone heard had {len(mouth_missing)} such; the page counted {input_holes} holes "
-          f"in what its browser captured, read {page.get('micReadFrom')})")
+    # A dip that the browser's microphone already heard (its rig's player starved: R-RIG-PLAYER)
+    # reaches the recording within the mouth-to-recording latency (p99 under 70 ms measured;
+    # 250 ms allowed): it is not the path's (the CI run of a786863: one such, at 2.1 s).
+    heard_at = [mouth_time(block * BLOCK) for block, _, _ in mouth_missing]
+    unexplained = [(block, count, digital) for block, count, digital in missing
+                   if not any(0 <= host_time(block * BLOCK) - at <= 250e6 for at in heard_at)]
+    check(not unexplained, f"no 10 ms block of the tone missing over {(last - first) / 100:.0f} s but where the browser's "
+          f"microphone missed it too (blocks 3 dB low, at s: {[round(block / 100, 2) for block, _, _ in missing[:10]]}, "
+          f"{len(unexplained)} of them not; what the browser's microphone heard had {len(mouth_missing)} such; the page "
+          f"counted {input_holes} holes in what its browser captured, read {page.get('micReadFrom')})")
 
     # Mouth to recording: each burst from the browser rig's feed to the host's microphone.
     latencies, missed = sink_to_sink(mouth_samples, mouth_time, host_samples, host_time,
