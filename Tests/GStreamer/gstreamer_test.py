@@ -229,18 +229,22 @@ def judge_timeline(name, verbose_log, reanchors):
 
 
 def gate_as_gaps(sink, work):
-    """2.5 ms frames (the gate closes after 2 s of zeros): a tone, 3.5 s of nothing, a tone."""
-    tone = os.path.join(work, "short.wav")
-    subprocess.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", tone, "synth", "0.3", "sine", "1000",
-                    "vol", "0.5"], check=True)
+    """2.5 ms frames (the gate closes after 2 s of zeros): a tone, 3.6 s of nothing, a tone."""
+    tones = {}
+    for seconds in (1.5, 0.3):
+        tones[seconds] = os.path.join(work, f"tone-{seconds}.wav")
+        subprocess.run(["sox", "-q", "-n", "-r", "48000", "-c", "2", "-b", "16", tones[seconds], "synth", str(seconds),
+                        "sine", "1000", "vol", "0.5"], check=True)
 
-    def play_later(delay):
+    def play_later(delay, seconds):
         time.sleep(delay)
-        subprocess.run(["paplay", f"--device={sink}", tone])
-    players = [threading.Thread(target=play_later, args=(d,)) for d in (0.5, 4.6)]
+        subprocess.run(["paplay", f"--device={sink}", tones[seconds]])
+    # The first tone lasts 1.5 s, so that the capture hears it however late gst-launch starts
+    # under load (R-GST-GATE-START).
+    players = [threading.Thread(target=play_later, args=args) for args in ((0.5, 1.5), (5.6, 0.3))]
     for p in players:
         p.start()
-    # 400 frames a second: 5.4 s of sent frames (2.8 s before the gate, the rest after)
+    # 400 frames a second: 4.25 s of sent frames (about 3.5 s before the gate, the rest after)
     result = gst_launch("deskaudiosrc frame-size=2 num-buffers=1700 ! identity silent=false ! fakesink",
                         timeout=40, verbose=True, debug="deskaudiosrc:5")
     for p in players:
@@ -378,7 +382,18 @@ def latency_beside_pulsesrc(work):
     for name, source in sources.items():
         host, heard = StampedRecorder(runtime), StampedRecorder(runtime, "deskaudio_other.monitor")
         pipeline = subprocess.Popen(["gst-launch-1.0"] + f"{source} ! audioconvert ! {out}".split(),
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The bursts start 1.5 s after the pipeline is playing (gst-launch's "New clock"), not
+        # after it was started: a gst-launch slow to start under load heard only the later half
+        # of them (the CI run of 8a8e908: 21 of 40 missed; R-GST-GATE-START).
+        playing = threading.Event()
+
+        def watch(stream):
+            for line in stream:
+                if line.startswith("New clock"):
+                    playing.set()
+        threading.Thread(target=watch, args=(pipeline.stdout,), daemon=True).start()
+        check(playing.wait(20), f"{name}: gst-launch playing within 20 s")
         time.sleep(1.5)
         player = play(os.environ, os.path.join(work, "bursts.wav"), silence(0.2), bursts(40))
         player.wait(timeout=30)
