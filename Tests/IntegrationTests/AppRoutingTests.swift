@@ -291,15 +291,19 @@ extension RealServerTests {
             final class Listing: @unchecked Sendable {
                 var entries: [(name: String, binary: String, pid: Int32, running: Bool)] = []
             }
-            let player = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 1.5, application: "ToneA")
-            defer { player.waitUntilExit() }
-            Thread.sleep(forTimeInterval: 0.5)
-            let listing = Listing()
-            let count = deskaudio_list_apps(
-                { name, binary, pid, _, running, userData in
-                    Unmanaged<Listing>.fromOpaque(userData!).takeUnretainedValue().entries.append(
-                        (String(cString: name!), String(cString: binary!), pid, running))
-                }, Unmanaged.passUnretained(listing).toOpaque())
+            let player = try ExternalTools.playTone(frequency: 440, amplitude: 0.3, seconds: 10, application: "ToneA")
+            defer { player.terminate(); player.waitUntilExit() }
+            // Listed once its stream is on the server: how soon pacat gets there is the load's.
+            var listing = Listing(), count: Int32 = 0
+            _ = waitUntil(seconds: 5) {
+                listing = Listing()
+                count = deskaudio_list_apps(
+                    { name, binary, pid, _, running, userData in
+                        Unmanaged<Listing>.fromOpaque(userData!).takeUnretainedValue().entries.append(
+                            (String(cString: name!), String(cString: binary!), pid, running))
+                    }, Unmanaged.passUnretained(listing).toOpaque())
+                return listing.entries.contains { $0.name == "ToneA" && $0.running }
+            }
             #expect(count == Int32(listing.entries.count) && count >= 1, "\(Self.lastError())")
             let toneA = listing.entries.first { $0.name == "ToneA" }
             #expect(toneA?.binary == "pacat" && toneA?.pid == player.processIdentifier && toneA?.running == true,
