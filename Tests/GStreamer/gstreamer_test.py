@@ -381,8 +381,13 @@ def latency_beside_pulsesrc(work):
     }
     for name, source in sources.items():
         host, heard = StampedRecorder(runtime), StampedRecorder(runtime, "deskaudio_other.monitor")
-        pipeline = subprocess.Popen(["gst-launch-1.0"] + f"{source} ! audioconvert ! {out}".split(),
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The element's latency reports, its warnings and the sink's resyncs: shown when bursts are missed.
+        log_path = os.path.join(work, "latency-gst.log")
+        with open(log_path, "w") as log:
+            pipeline = subprocess.Popen(["gst-launch-1.0"] + f"{source} ! audioconvert ! {out}".split(),
+                                        stdout=subprocess.PIPE, stderr=log, text=True,
+                                        env=os.environ | {"GST_DEBUG": "deskaudiosrc:4,audiobasesink:4",
+                                                          "GST_DEBUG_NO_COLOR": "1"})
         # The bursts start 1.5 s after the pipeline is playing (gst-launch's "New clock"), not
         # after it was started: a gst-launch slow to start under load heard only the later half
         # of them (the CI run of 8a8e908: 21 of 40 missed; R-GST-GATE-START).
@@ -406,6 +411,15 @@ def latency_beside_pulsesrc(work):
         ours = name == "deskaudiosrc"  # the comparison's figures are recorded, not judged
         measure(f"bursts through {name} ! pulsesink missed at the second sink", len(missed), "of 40", 10,
                 f"({len(latencies)} heard)", digits="d", judged=ours)
+        if ours and len(missed) > 10:
+            first = host_time(0)
+            print(f"      latency of the bursts heard, in order, ms: {[round(x) for x in latencies]}", flush=True)
+            print(f"      missed bursts, s after the host sink's recording began: "
+                  f"{[round((at - first) / 1e9, 2) for at in missed]}", flush=True)
+            with open(log_path) as log:
+                for line in log:
+                    if re.search(r"latency|WARN|ERROR|discont|resync", line, re.IGNORECASE):
+                        print(f"      gst: {line.rstrip()[:240]}", flush=True)
         if latencies:
             p50, p99 = np.percentile(latencies, 50), np.percentile(latencies, 99)
             print(f"      latency ({name}): sink to sink p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(latencies)} "
