@@ -1,4 +1,3 @@
-import CSpeexDSP
 import DeskAudioShim
 import Glibc
 
@@ -70,7 +69,7 @@ final class EchoCanceller {
 
     /// The canceller's own state.
     private enum Engine {
-        case speexdsp(echo: OpaquePointer, preprocess: OpaquePointer)
+        case speexdsp(SpeexCanceller)
         case webrtcAEC3(OpaquePointer)
 
         var kind: EchoEngine {
@@ -86,28 +85,16 @@ final class EchoCanceller {
     private let speakersThen = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
     private let speakersFed = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
     private let stereoScratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: AudioFormat.frameFloats)
-    private let recorded16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
-    private let played16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
-    private let cancelled16 = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockSamples)
     private let cancelled = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockSamples)
     private let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: AudioFormat.frameFloats)
 
     private var microphonePower = 0.0
     private var resultPower = 0.0
-    // Over the blocks the speakers played in since the last look: the microphone's energy
-    // and the adaptive filter's output's (before the suppressor).
-    private var windowBlocks = 0
-    private var windowMicrophone = 0.0
-    private var windowFiltered = 0.0
     private var blocks: UInt64 = 0
     private var blocksWithoutPlayback: UInt64 = 0
 
     // A second of blocks, for the enhancement figure.
     private static let powerMemory = exp(-1.0 / 100)
-    // Half a second of blocks the speakers played in, and the rise over the microphone's
-    // energy in it, 1 dB, at which the filter's output shows a path that is no longer there.
-    private static let windowLength = 50
-    private static let wrongPathRatio = 1.26
     // Speakers below -50 dBFS over a block: nothing to cancel.
     private static let playingPower = 1e-5
     private static let nsPerSample = 1e9 / Double(AudioFormat.sampleRate)
@@ -117,34 +104,19 @@ final class EchoCanceller {
         probe = try EchoDelayProbe()
         switch kind {
         case .speexdsp:
-            let tail = EchoCanceller.tailMs * AudioFormat.sampleRate / 1000
-            let echo = try SpeexEcho.make(frame: Self.blockSamples, tail: tail, rate: AudioFormat.sampleRate, what: "an echo canceller")
-            guard let preprocess = speex_preprocess_state_init(Int32(Self.blockSamples), Int32(AudioFormat.sampleRate)) else {
-                speex_echo_state_destroy(echo)
-                throw .outOfResources("speexdsp could not make a preprocessor")
-            }
-            // Its residual echo suppression works through its noise suppressor's gains, so that
-            // stays on (at its -15 dB); gain control stays off.
-            var off: Int32 = 0
-            speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_AGC, &off)
-            speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
-            engineState = .speexdsp(echo: echo, preprocess: preprocess)
+            engineState = .speexdsp(
+                try SpeexCanceller(
+                    blockSamples: Self.blockSamples, tailSamples: Self.tailMs * AudioFormat.sampleRate / 1000,
+                    rate: AudioFormat.sampleRate))
         case .webrtcAEC3:
             engineState = .webrtcAEC3(try WebRTCEcho.make())
         }
     }
 
     deinit {
-        switch engineState {
-        case .speexdsp(let echo, let preprocess):
-            speex_preprocess_state_destroy(preprocess)
-            speex_echo_state_destroy(echo)
-        case .webrtcAEC3(let echo):
-            deskaudio_webrtc_echo_destroy(echo)
-        }
+        if case .webrtcAEC3(let echo) = engineState { deskaudio_webrtc_echo_destroy(echo) }
         reference.deallocate()
         for buffer in [microphone, speakersThen, speakersFed, stereoScratch, output, cancelled] { buffer.deallocate() }
-        for buffer in [recorded16, played16, cancelled16] { buffer.deallocate() }
     }
 
     /// The engine it runs.
@@ -223,7 +195,7 @@ final class EchoCanceller {
         // learnt the old one; one near it is left to the filter, which follows it. AEC3
         // follows either.
         if let found = probe.delaySamples, abs(found - (appliedDelay ?? 0)) > Self.realignSamples {
-            if case .speexdsp(let echo, _) = engineState { speex_echo_state_reset(echo) }
+            if case .speexdsp(let speex) = engineState { speex.reset() }
             appliedDelay = found
         }
         let lead = max((appliedDelay ?? 0) - Self.leadMs * AudioFormat.sampleRate / 1000, 0)
@@ -240,8 +212,14 @@ final class EchoCanceller {
         }
         let speakersPlayed = speakerEnergy / Double(Self.blockSamples) > Self.playingPower
         switch engineState {
-        case .speexdsp(let echo, let preprocess):
-            cancelWithSpeex(echo: echo, preprocess: preprocess, microphoneEnergy: micEnergy, speakersPlayed: speakersPlayed)
+        case .speexdsp(let speex):
+            // A path no longer there: the delay is learnt afresh with the filter.
+            if speex.cancel(
+                microphone: UnsafeBufferPointer(microphone), speakers: UnsafeBufferPointer(speakersFed), into: cancelled,
+                microphoneEnergy: micEnergy, speakersPlayed: speakersPlayed)
+            {
+                probe.relearn()
+            }
         case .webrtcAEC3(let echo):
             if deskaudio_webrtc_echo_run(
                 echo, microphone.baseAddress, speakersFed.baseAddress, cancelled.baseAddress, UInt32(Self.blockSamples)) < 0
@@ -261,41 +239,5 @@ final class EchoCanceller {
             microphonePower = memory * microphonePower + (1 - memory) * micEnergy
             resultPower = memory * resultPower + (1 - memory) * max(resultEnergy, 1e-12)
         }
-    }
-
-    /// speexdsp's filter and suppressor over the block, into `cancelled`.
-    private func cancelWithSpeex(
-        echo: OpaquePointer, preprocess: OpaquePointer, microphoneEnergy: Double, speakersPlayed: Bool
-    ) {
-        for index in 0..<Self.blockSamples {
-            recorded16[index] = SpeexEcho.int16(microphone[index])
-            played16[index] = SpeexEcho.int16(speakersFed[index])
-        }
-        speex_echo_cancellation(echo, recorded16.baseAddress, played16.baseAddress, cancelled16.baseAddress)
-        if speakersPlayed {
-            var filteredEnergy = 0.0
-            for sample in cancelled16 { filteredEnergy += Double(sample) * Double(sample) / (32768 * 32768) }
-            watchForAWrongPath(echo: echo, microphoneEnergy: microphoneEnergy, filteredEnergy: filteredEnergy)
-        }
-        speex_preprocess_run(preprocess, cancelled16.baseAddress)
-        for index in 0..<Self.blockSamples { cancelled[index] = Float(cancelled16[index]) / 32768 }
-    }
-
-    /// A filter that takes out what is no longer there adds it: its output louder than the
-    /// microphone over half a second the speakers played in (a filter that fits takes energy
-    /// out, in double talk too). Both filters then learn afresh (the room changed: a laptop
-    /// moved, a headset taken off).
-    private func watchForAWrongPath(echo: OpaquePointer, microphoneEnergy: Double, filteredEnergy: Double) {
-        windowBlocks += 1
-        windowMicrophone += microphoneEnergy
-        windowFiltered += filteredEnergy
-        guard windowBlocks == Self.windowLength else { return }
-        if windowFiltered > Self.wrongPathRatio * windowMicrophone {
-            speex_echo_state_reset(echo)
-            probe.relearn()
-        }
-        windowBlocks = 0
-        windowMicrophone = 0
-        windowFiltered = 0
     }
 }
