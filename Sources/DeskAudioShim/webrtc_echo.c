@@ -42,12 +42,13 @@ static void plugin_path(char *path, size_t size) {
 }
 
 /* Whether the file at `path` names webrtc-audio-processing 1 or later among the libraries it
- * needs (its dynamic string table holds "libwebrtc-audio-processing-N.so"): read before
- * loading it, so a plugin on 0.x never brings its C++ libraries into the host. */
+ * needs (its dynamic string table holds "libwebrtc-audio-processing-N.so"): 1 or 0, read
+ * before loading it, so a plugin on 0.x never brings its C++ libraries into the host; -1
+ * (errno set) when it cannot be read. */
 static int names_aec3(const char *path) {
     static const char wanted[] = "libwebrtc-audio-processing-";
     FILE *file = fopen(path, "rb");
-    if (!file) return 0;
+    if (!file) return -1;
     char buffer[65536 + sizeof wanted];
     size_t kept = 0, read;
     int found = 0;
@@ -76,14 +77,13 @@ static int links_aec3(void *library) {
 static void load_plugin(void) {
     char path[400];
     plugin_path(path, sizeof path);
-    FILE *probe = fopen(path, "rb");
-    if (!probe) {
+    int named = names_aec3(path);
+    if (named < 0) {
         snprintf(load_error, sizeof load_error, "PipeWire's WebRTC echo canceller plugin is not here (%s): %s", path,
                  strerror(errno));
         return;
     }
-    fclose(probe);
-    if (!names_aec3(path)) {
+    if (!named) {
         snprintf(load_error, sizeof load_error,
                  "%s is built on webrtc-audio-processing 0.x, which has no AEC3 (PipeWire built on 1.0 or later has)", path);
         return;
