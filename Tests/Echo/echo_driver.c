@@ -10,18 +10,66 @@
  * Files are 48 kHz mono float32. CANCELLER: off, best, speexdsp or webrtc-aec3. The
  * microphone's times run (1 + MIC_RATE_ERROR) too fast, as a device clock off by that much.
  * Prints "second DELAY_MS ERLE_DB" each second and, at the end, "stats CANCELLER DELAY_MS
- * ERLE_DB BLOCKS BLOCKS_WITHOUT_PLAYBACK CPU_US", CPU_US the process's CPU time per 10 ms of
- * microphone audio (its pushes, the canceller, encoding and decoding); exits 1 with a message
- * on any error. */
-#define _POSIX_C_SOURCE 200809L
+ * ERLE_DB BLOCKS BLOCKS_WITHOUT_PLAYBACK CPU_US ALLOCATIONS WEBRTC_ALLOCATIONS COUNTED_BLOCKS",
+ * CPU_US the process's CPU time per 10 ms of microphone audio (its pushes, the canceller,
+ * encoding and decoding); ALLOCATIONS the heap allocations made inside those calls over the
+ * microphone's blocks after its first WARM_UP_BLOCKS (COUNTED_BLOCKS of them), but for
+ * WEBRTC_ALLOCATIONS, those made by webrtc-audio-processing's own code; exits 1 with a
+ * message on any error. */
+#define _GNU_SOURCE
 #include <deskaudio.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { RATE = 48000, BLOCK = 480, AHEAD_BLOCKS = 4 };
+enum { RATE = 48000, BLOCK = 480, AHEAD_BLOCKS = 4, WARM_UP_BLOCKS = 200 };
 static const uint64_t START_NS = 1000000000000ULL;
+
+/* The heap allocator's entry points, defined in the program, so that every library in the
+ * process allocates through them (the Swift runtime, libopus, speexdsp, the AEC3 plugin's
+ * C++): each call is counted and passed to glibc's own. While `attributing` (the driver's
+ * thread, inside the calls counted), an allocation whose stack passes through
+ * webrtc-audio-processing is counted apart. */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *pointer, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+static unsigned long allocations, webrtc_allocations;
+static _Thread_local int attributing, unwinding;
+static int from_webrtc(void) {
+    void *frames[8];
+    unwinding = 1;
+    int count = backtrace(frames, 8);
+    unwinding = 0;
+    for (int index = 0; index < count; index++) {
+        Dl_info info;
+        if (dladdr(frames[index], &info) && info.dli_fname && strstr(info.dli_fname, "libwebrtc-audio-processing"))
+            return 1;
+    }
+    return 0;
+}
+static void counted(void) {
+    if (attributing && !unwinding && from_webrtc()) __atomic_fetch_add(&webrtc_allocations, 1, __ATOMIC_RELAXED);
+    else __atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
+}
+static unsigned long allocations_now(void) { return __atomic_load_n(&allocations, __ATOMIC_RELAXED); }
+void *malloc(size_t size) { counted(); return __libc_malloc(size); }
+void *calloc(size_t count, size_t size) { counted(); return __libc_calloc(count, size); }
+void *realloc(void *pointer, size_t size) { counted(); return __libc_realloc(pointer, size); }
+void *memalign(size_t alignment, size_t size) { counted(); return __libc_memalign(alignment, size); }
+void *aligned_alloc(size_t alignment, size_t size) { counted(); return __libc_memalign(alignment, size); }
+int posix_memalign(void **out, size_t alignment, size_t size) {
+    if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) return EINVAL;
+    counted();
+    void *pointer = __libc_memalign(alignment, size);
+    if (!pointer) return ENOMEM;
+    *out = pointer;
+    return 0;
+}
 
 static float *read_floats(const char *path, size_t *count) {
     FILE *file = fopen(path, "rb");
@@ -91,7 +139,14 @@ int main(int argc, char **argv) {
     size_t blocks = microphone_count / BLOCK, playback_blocks = playback_count / BLOCK;
     deskaudio_encoder_stats stats;
     double cpu_start = cpu_seconds();
+    unsigned long allocations_in_calls = 0, counted_blocks = 0;
+    /* backtrace's first call loads the unwinder (allocating): made before anything is counted. */
+    void *warm_up[1];
+    backtrace(warm_up, 1);
     for (size_t block = 0; block < blocks + AHEAD_BLOCKS; block++) {
+        int counting = block >= AHEAD_BLOCKS + WARM_UP_BLOCKS && block - AHEAD_BLOCKS < blocks;
+        unsigned long allocations_before = allocations_now();
+        attributing = counting;
         if (block < playback_blocks) {
             uint64_t end_ns = START_NS + (uint64_t)(((block + 1) * BLOCK - 1) * 1e9 / RATE + 0.5);
             if (deskaudio_encoder_push_playback(encoder, playback + block * BLOCK, BLOCK * sizeof(float), DESKAUDIO_PCM_F32,
@@ -106,6 +161,8 @@ int main(int argc, char **argv) {
                                        end_ns, on_frame, &decoding) != BLOCK)
             return fail("push_pcm");
         if (decoding.failed) return fail("decoding");
+        attributing = 0;
+        if (counting) allocations_in_calls += allocations_now() - allocations_before, counted_blocks++;
         if (heard % 100 == 99) {
             if (deskaudio_encoder_get_stats(encoder, &stats, sizeof stats) != DESKAUDIO_OK) return fail("get_stats");
             printf("second %d %.2f\n", stats.echo_delay_ms, stats.echo_return_loss_enhancement_db);
@@ -113,8 +170,10 @@ int main(int argc, char **argv) {
     }
     double cpu_us = (cpu_seconds() - cpu_start) * 1e6 / (blocks ? (double)blocks : 1);
     if (deskaudio_encoder_get_stats(encoder, &stats, sizeof stats) != DESKAUDIO_OK) return fail("get_stats");
-    printf("stats %d %d %.2f %llu %llu %.1f\n", stats.echo_canceller, stats.echo_delay_ms, stats.echo_return_loss_enhancement_db,
-           (unsigned long long)stats.echo_blocks, (unsigned long long)stats.echo_blocks_without_playback, cpu_us);
+    printf("stats %d %d %.2f %llu %llu %.1f %lu %lu %lu\n", stats.echo_canceller, stats.echo_delay_ms,
+           stats.echo_return_loss_enhancement_db, (unsigned long long)stats.echo_blocks,
+           (unsigned long long)stats.echo_blocks_without_playback, cpu_us, allocations_in_calls,
+           __atomic_load_n(&webrtc_allocations, __ATOMIC_RELAXED), counted_blocks);
     deskaudio_encoder_destroy(encoder);
     deskaudio_decoder_destroy(decoding.decoder);
     fclose(decoding.out);

@@ -12,7 +12,10 @@ noise at -60 dBFS. Figures, each over 10 ms blocks:
 - the near-end talker's level in double talk against the clean near end at the microphone;
 - a no-echo control: the near end alone, cancellation on;
 - with cancellation off, the echo stays (the test can fail);
-- reconvergence after the room changes; the delay found; 0.01 % clock drift.
+- reconvergence after the room changes; the delay found; 0.01 % clock drift;
+- no heap allocation inside the pushes, the canceller, the encoder and the decoder after each
+  run's first 2 s (the driver counts every call to the allocator), webrtc-audio-processing's
+  own counted apart and printed.
 
 Usage: echo_rig.py ECHO_DRIVER [--canceller speexdsp|webrtc-aec3] [--in-root] [--quick]
 (scripts/test-echo builds the driver, Tests/Echo/echo_driver.c; --in-root runs it in the
@@ -63,10 +66,15 @@ class Runner:
             self.echo_return_loss_enhancement_db = float(fields[2])
             self.echo_blocks, self.echo_blocks_without_playback = int(fields[3]), int(fields[4])
             self.cpu_us_per_block = float(fields[5])
+            self.allocations, self.webrtc_allocations, self.counted_blocks = (int(field) for field in fields[6:9])
 
     def __init__(self, driver, prefix, work):
         self.driver, self.prefix, self.work = driver, prefix, work
         os.makedirs(work, exist_ok=True)
+        # Per canceller ("off" too): heap allocations inside the pushes and decodes after
+        # each run's first 2 s (ours, and webrtc-audio-processing's own), and the blocks they
+        # were counted over.
+        self.allocations = {}
 
     def run(self, microphone, playback, canceller, mic_rate_error=0.0):
         """The decoded result (mono, 48 kHz) of `microphone` pushed against `playback` (both
@@ -84,6 +92,9 @@ class Runner:
         over_time = [((index + 1) * 100, int(fields[1]), float(fields[2]))
                      for index, fields in enumerate(line for line in lines if line[0] == "second")]
         stats = self.Stats(next(line for line in lines if line[0] == "stats")[1:])
+        ours, webrtc, counted = self.allocations.get(canceller, (0, 0, 0))
+        self.allocations[canceller] = (ours + stats.allocations, webrtc + stats.webrtc_allocations,
+                                       counted + stats.counted_blocks)
         return np.fromfile(paths[2], dtype=np.float32), stats, over_time
 
 
@@ -290,6 +301,13 @@ def main():
         if stamped:
             check(drift_erle >= 25, f"microphone clock 0.01 % fast, {label}: ERLE median {drift_erle:.1f} dB >= 25")
 
+    for name, (ours, webrtc, counted) in sorted(runner.allocations.items()):
+        check(ours == 0 and counted > 0,
+              f"{name}: no heap allocation in the pushes, cancelling, encoding and decoding after each run's first 2 s: "
+              f"{ours} in {counted} blocks")
+        if webrtc:  # its residual echo detector's, on by default, not switchable through PipeWire's plugin (R-AEC3-ALLOC)
+            print(f"measured: {name}: webrtc-audio-processing's own heap allocations: {webrtc} in {counted} blocks "
+                  f"({webrtc / counted:.2f} a block)")
     print(f"measured: {canceller}: ERLE medians, cancellation on: {', '.join(f'{k} {d} ms {v:.1f} dB' for (k, d), v in figures.items())}")
     for kind, target in TARGET_DB.items():
         met = [d for (k, d), v in figures.items() if k == kind and v >= target]
