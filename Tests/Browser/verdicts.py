@@ -29,11 +29,17 @@ def measure(figure, value, unit, at_most, text="", digits=".1f", judged=True):
 HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS: a sine at half scale
 
 
-def judge_tone(name, pcm, tones, skip, weak_blocks_budget=None):
+def weak_blocks(samples):
+    """The 10 ms blocks of a half-scale tone's `samples` more than 3 dB down."""
+    return np.flatnonzero(block_levels(samples) < HALF_SCALE_RMS_DB - 3)
+
+
+def judge_tone(name, pcm, tones, skip, weak_blocks_budget=None, upstream=None):
     """A stereo recording of a steady tone in each channel (`tones`: its Hz per channel), from
     sample `skip` on: each channel's frequency within 2 Hz, its level within 1 dB of half scale,
     and every 10 ms block there (no block 3 dB down: asserted; or, where a player of its own
-    decides them, measured against `weak_blocks_budget`)."""
+    decides them, measured against `weak_blocks_budget`). `upstream[channel]`: blocks the
+    caller judged as down before this path (printed, not counted here)."""
     body = pcm[skip:]
     for channel, hz in enumerate(tones):
         samples = body[:, channel]
@@ -46,7 +52,12 @@ def judge_tone(name, pcm, tones, skip, weak_blocks_budget=None):
         check(abs(level - HALF_SCALE_RMS_DB) <= 1, f"{name}: channel {channel} at {level:.2f} dBFS "
                                                    f"(played {HALF_SCALE_RMS_DB:.2f}, within 1 dB)")
         levels = block_levels(samples)
-        weak = np.flatnonzero(levels < HALF_SCALE_RMS_DB - 3)
+        weak = weak_blocks(samples)
+        if upstream is not None:
+            before = [int(block) for block in weak if block in upstream[channel]]
+            weak = np.array([block for block in weak if block not in upstream[channel]], dtype=int)
+            if before:
+                print(f"      {name}: channel {channel}: {len(before)} blocks down upstream of it {before[:8]}", flush=True)
         if weak_blocks_budget is None:
             check(len(weak) == 0, f"{name}: channel {channel}: {len(levels)} blocks of 10 ms, "
                                   f"{len(weak)} more than 3 dB down {weak[:8].tolist()}")

@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
 from signals import sink_to_sink  # noqa: E402
 from verdicts import check, failures, measure  # noqa: E402
 from verdicts import judge_tone as judge_stereo_tone  # noqa: E402
+from verdicts import weak_blocks  # noqa: E402
 
 LEFT_HZ, RIGHT_HZ = 1000, 1500
 PASSWORD = "deskaudio-test"
@@ -162,6 +163,29 @@ def judge_tone(name, pcm):
     judge_stereo_tone(name, pcm, (LEFT_HZ, RIGHT_HZ), 4800, weak_blocks_budget=max(len(pcm) // 480 // 100, 1))
 
 
+def judge_two_at_once(name, recordings):
+    """Two clients' recordings, made at once, of one capture: a block 3 dB down in both at once
+    (within a block) was lost before their paths parted: the host's player, its graph or the
+    capture, or the client machine's daemon (R-RDP-SHARED-DIP: 9 blocks down in each client in
+    the clean-clone run of f07fd8d, alone, the five listed the same in both). Those are measured against
+    R-RIG-PLAYER's gross 5 %; each client's tone is judged as judge_tone, without them.
+    `recordings`: the two clients' (label, recording)."""
+    skip = 4800
+    (_, first), (_, second) = recordings
+    shared = []
+    for channel in (0, 1):
+        weak = [weak_blocks(pcm[skip:, channel]) for pcm in (first, second)]
+        both = {int(block) for block in weak[0] if np.any(np.abs(weak[1] - block) <= 1)}
+        both |= {int(block) for block in weak[1] if np.any(np.abs(weak[0] - block) <= 1)}
+        shared.append(both)
+        blocks = min(len(first), len(second)) // 480
+        measure(f"{name}: 10 ms blocks more than 3 dB down in both clients at once, channel {channel}", len(both),
+                "blocks", max(blocks * 5 // 100, 1), f"of {blocks} {sorted(both)[:8]}", digits="d")
+    for label, pcm in recordings:
+        judge_stereo_tone(label, pcm, (LEFT_HZ, RIGHT_HZ), skip,
+                          weak_blocks_budget=max(len(pcm) // 480 // 100, 1), upstream=shared)
+
+
 # The clients of the tone and latency scenarios, at once: each offers one format and plays
 # into a sink of its own on the client's rig.
 BOTH = ((OPUS, "deskaudio_sink", "opus"), (PCM, "deskaudio_other", "pcm"))
@@ -199,8 +223,12 @@ def heard(args, display, work, clients=BOTH, seconds=30, channel="static", *host
     started = connect(host, args, display, work, clients)
     time.sleep(2.0)  # the clients' streams start
     recordings = record_at_once(args.client_rig, [f"{sink}.monitor" for _, sink, _ in clients], seconds + 1, work)
-    for (_, _, name), pcm in zip(clients, recordings):
-        judge_tone(f"{name}: at the client's sink", pcm)
+    labelled = [(f"{name}: at the client's sink", pcm) for (_, _, name), pcm in zip(clients, recordings)]
+    if len(labelled) == 2:
+        judge_two_at_once(" and ".join(name for _, _, name in clients) + ": at the clients' sinks", labelled)
+    else:
+        for label, pcm in labelled:
+            judge_tone(label, pcm)
     for client in started:
         client.kill()
     player.kill()
@@ -320,8 +348,8 @@ def faults(args, display, work):
     time.sleep(2.0)
     at_first, at_second = record_at_once(args.client_rig, ["deskaudio_sink.monitor", "deskaudio_other.monitor"], 6,
                                          work)
-    judge_tone("faults: the first of two clients", at_first)
-    judge_tone("faults: the second of two clients", at_second)
+    judge_two_at_once("faults", [("faults: the first of two clients", at_first),
+                                 ("faults: the second of two clients", at_second)])
     second.kill()
     first.kill()
     check(host.wait_for(" left:", 37), "faults: both left")
