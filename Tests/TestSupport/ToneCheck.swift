@@ -89,6 +89,27 @@ public struct ToneCheck {
         return near
     }
 
+    /// How many blocks of `gaps` (this check's own) `tap` heard as a gap too: a gap of ours
+    /// within `toleranceMs` of one of `tapGaps` (the tap's own), both timed from their tone's
+    /// first loud frame, counts up to that gap's length and a block either side (a run
+    /// straddles blocks as they happen to align); each of `tapGaps` counts once. Such silence
+    /// was on the sink itself (its player missed periods), so every recorder of it hears it.
+    public func blocks(in gaps: [[Int]], alsoIn tapGaps: [[Int]], of tap: ToneCheck, toleranceMs: Double = 30) -> Int {
+        guard let first = loudFrames.first, let tapFirst = tap.loudFrames.first else { return 0 }
+        let span = { (run: [Int], first: Int) in Double(run[0] - first) * 10...Double(run[run.count - 1] + 1 - first) * 10 }
+        var unmatched = tapGaps
+        var blocks = 0
+        for gap in gaps {
+            let ours = span(gap, first)
+            let window = (ours.lowerBound - toleranceMs)...(ours.upperBound + toleranceMs)
+            if let index = unmatched.firstIndex(where: { span($0, tapFirst).overlaps(window) }) {
+                blocks += min(gap.count, unmatched[index].count + 2)
+                unmatched.remove(at: index)
+            }
+        }
+        return blocks
+    }
+
     /// The median level (dBFS) of the blocks inside the loud run: the tone's level, whatever
     /// a gap does to its mean.
     public var medianLevel: Double {

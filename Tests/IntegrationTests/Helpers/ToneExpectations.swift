@@ -68,10 +68,11 @@ func toneBlocks(played: Int, gapFrames: UInt64, frameMilliseconds: Double = 10) 
 /// capture 129 frames' worth of skips and 45 cycles of zeros in 2.8 s, and the zero crossings
 /// of the broken 20 ms windows read 1373 Hz.) Its gaps (runs of
 /// 10 ms blocks more than 1 dB low) it can: the blocks in gaps, beyond the `codecGaps` the test
-/// knows the codec makes and the audio the server skipped and the library counted
-/// (`serverSkips`, as silence in its place), are a measured figure, with a gross budget of 5 %
-/// of the tone's blocks. `tap`, an independent recorder of the same monitor at the same time,
-/// is measured beside it: the sink itself carries the rig player's misses (../shared/README.md).
+/// knows the codec makes, the audio the server skipped and the library counted (`serverSkips`,
+/// as silence in its place) and the gaps `tap`, an independent recorder of the same monitor at
+/// the same time, heard at the same place (the sink itself carries the rig player's misses:
+/// ../shared/README.md, R-SINK-UNDERRUN), are a measured figure, with a gross budget of 5 % of
+/// the tone's blocks.
 /// Returns the pitch and the level.
 @discardableResult
 func expectUnbrokenHalfScale1kHzTone(
@@ -81,13 +82,15 @@ func expectUnbrokenHalfScale1kHzTone(
     #expect(!tone.loudFrames.isEmpty, "no tone", sourceLocation: sourceLocation)
     let ours = tone.gaps(below: halfScaleSineLevel)
     let blocks = max(tone.interior.count / 480, 1)
-    let broken = max(ours.reduce(0) { $0 + $1.count } - codecGaps - Int(serverSkips), 0)
-    let describe = { (check: ToneCheck, runs: [[Int]]) in runs.map { "[\(check.describe($0))]" }.joined(separator: " ") }
     let upstream = tap?.gaps(below: halfScaleSineLevel) ?? []
+    let heardByTap = tap.map { tone.blocks(in: ours, alsoIn: upstream, of: $0) } ?? 0
+    let broken = max(ours.reduce(0) { $0 + $1.count } - heardByTap - codecGaps - Int(serverSkips), 0)
+    let describe = { (check: ToneCheck, runs: [[Int]]) in runs.map { "[\(check.describe($0))]" }.joined(separator: " ") }
     expectWithinBudget(
         "tone blocks in gaps", Double(broken) / Double(blocks) * 100, unit: "%", .atMost(5),
-        "gaps in ours: \(describe(tone, ours)); the tap's: \(tap.map { describe($0, upstream) } ?? "no tap"); "
-            + "frames' worth the server skipped: \(serverSkips)", test: test, sourceLocation: sourceLocation)
+        "gaps in ours: \(describe(tone, ours)); the tap's: \(tap.map { describe($0, upstream) } ?? "no tap") "
+            + "(\(heardByTap) blocks of ours where the tap had its own); frames' worth the server skipped: \(serverSkips)",
+        test: test, sourceLocation: sourceLocation)
     if broken > 0 {
         dumpForDiagnosis(tone.interior, named: "ours", sourceLocation: sourceLocation)
         if let tap { dumpForDiagnosis(tap.interior, named: "tap", sourceLocation: sourceLocation) }
