@@ -17,7 +17,12 @@ func secondsToFollowTheDefault(mic: Bool = false, environment: [String: String] 
     defer { _ = try? ExternalTools.run(["pactl", command, original], environment: environment) }
     let notices = NoticeCollector()
     deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
-    defer { deskaudio_set_event_callback(nil, nil) }
+    // What the backend heard of the server (its answers on the defaults), for a failure's message.
+    _ = deskaudio_set_log_callback(NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_DEBUG.rawValue, notices.userData)
+    defer {
+        deskaudio_set_event_callback(nil, nil)
+        _ = deskaudio_set_log_callback(nil, 0, nil)
+    }
     var switchedAtNs: UInt64 = 0
     let collector = try capture(mic: mic, app: !mic) {
         let player = try ExternalTools.playTone(
@@ -32,7 +37,9 @@ func secondsToFollowTheDefault(mic: Bool = false, environment: [String: String] 
     }
     let changed = mic ? "the microphone: deskaudio_other_mic" : "app audio: deskaudio_other.monitor"
     let changes = notices.events.filter { deskaudio_event(rawValue: $0.kind) == .DESKAUDIO_EVENT_DEVICE_CHANGED }
-    #expect(changes.map(\.text) == [changed], "events: \(notices.events)")
+    #expect(
+        changes.map(\.text) == [changed],
+        "events: \(notices.events); the log from \(switchedAtNs) ns: \(notices.messages.map { "\($0.atNs): \($0.text)" })")
     let frames = try collector.parsed()
     let decoded = try collector.decoded()
     let first = frames.indices.first { index in

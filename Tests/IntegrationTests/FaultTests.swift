@@ -35,7 +35,11 @@ extension RealServerTests {
                 defer { _ = try? pactl("set-default-sink deskaudio_sink", environment) }
                 let notices = NoticeCollector()
                 deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
-                defer { deskaudio_set_event_callback(nil, nil) }
+                _ = deskaudio_set_log_callback(NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_DEBUG.rawValue, notices.userData)
+                defer {
+                    deskaudio_set_event_callback(nil, nil)
+                    _ = deskaudio_set_log_callback(nil, 0, nil)
+                }
                 let tone = try captureTone(playedInto: "deskaudio_sink", environment) {
                     unloadModule(module, environment)
                     unloaded = true
@@ -43,7 +47,9 @@ extension RealServerTests {
                     Thread.sleep(forTimeInterval: 1)
                 }
                 let changes = notices.events.filter { deskaudio_event(rawValue: $0.kind) == .DESKAUDIO_EVENT_DEVICE_CHANGED }
-                #expect(changes.contains { $0.text == "app audio: deskaudio_sink.monitor" }, "\(server): \(notices.events)")
+                #expect(
+                    changes.contains { $0.text == "app audio: deskaudio_sink.monitor" },
+                    "\(server): \(notices.events); the log: \(notices.messages.map { "\($0.atNs): \($0.text)" })")
                 let (frequency, level) = expectUnbrokenHalfScale1kHzTone(
                     tone.ours, tap: tone.tap, serverSkips: tone.serverSkips)
                 print("measured: \(server) default sink removed: events \(notices.events.map(\.text)); then \(frequency) Hz, \(level) dBFS")

@@ -172,7 +172,9 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             { _, event, _, userData in
                 let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
                 guard facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue else { return }
-                Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().resolveTarget()
+                let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                capture.feed.notices.log(.debug, "\(capture.feed.name): the server's settings changed: asking for its defaults")
+                capture.resolveTarget()
             }, Unmanaged.passUnretained(self).toOpaque())
         guard let operation = pulse.pa_context_subscribe(connection.context, PA_SUBSCRIPTION_MASK_SERVER, nil, nil)
         else {
@@ -187,8 +189,13 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
     private func watchForFailureLocked(on connection: PulseConnection) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         pulse.pa_stream_set_moved_callback(
-            stream, { _, userData in Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue().resolveTarget() },
-            me)
+            stream,
+            { stream, userData in
+                let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                let device = pulse.pa_stream_get_device_name(stream).map { String(cString: $0) } ?? "?"
+                capture.feed.notices.log(.debug, "\(capture.feed.name): the server moved the stream to \(device)")
+                capture.resolveTarget()
+            }, me)
         pulse.pa_context_set_state_callback(
             connection.context,
             { context, userData in
@@ -230,6 +237,11 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
                 context,
                 { context, info, userData in
                     let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
+                    let name = { (text: UnsafePointer<CChar>?) in text.map { String(cString: $0) } ?? "none" }
+                    capture.feed.notices.log(
+                        .debug,
+                        "\(capture.feed.name): the server's default sink is \(name(info?.pointee.default_sink_name)), "
+                            + "its default source \(name(info?.pointee.default_source_name))")
                     if capture.target.recordsASink {
                         guard let sink = info?.pointee.default_sink_name else {
                             return capture.resolved(.failure(.streamFailed("the server has no default sink")))
