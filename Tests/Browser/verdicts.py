@@ -29,9 +29,10 @@ def measure(figure, value, unit, at_most, text="", digits=".1f", judged=True):
 HALF_SCALE_RMS_DB = 20 * np.log10(0.5 / np.sqrt(2))  # -9.03 dBFS: a sine at half scale
 
 
-def weak_blocks(samples):
-    """The 10 ms blocks of a half-scale tone's `samples` more than 3 dB down."""
-    return np.flatnonzero(block_levels(samples) < HALF_SCALE_RMS_DB - 3)
+def weak_blocks(levels):
+    """The 10 ms blocks more than 3 dB under a half-scale tone, of a recording's `levels`
+    (block_levels)."""
+    return np.flatnonzero(levels < HALF_SCALE_RMS_DB - 3)
 
 
 def judge_tone(name, pcm, tones, skip, weak_blocks_budget=None, upstream=None):
@@ -52,7 +53,7 @@ def judge_tone(name, pcm, tones, skip, weak_blocks_budget=None, upstream=None):
         check(abs(level - HALF_SCALE_RMS_DB) <= 1, f"{name}: channel {channel} at {level:.2f} dBFS "
                                                    f"(played {HALF_SCALE_RMS_DB:.2f}, within 1 dB)")
         levels = block_levels(samples)
-        weak = weak_blocks(samples)
+        weak = weak_blocks(levels)
         if upstream is not None:
             before = [int(block) for block in weak if block in upstream[channel]]
             weak = np.array([block for block in weak if block not in upstream[channel]], dtype=int)

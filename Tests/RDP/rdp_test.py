@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Browser"))
 from signals import sink_to_sink  # noqa: E402
 from verdicts import check, failures, measure  # noqa: E402
 from verdicts import judge_tone as judge_stereo_tone  # noqa: E402
-from verdicts import weak_blocks  # noqa: E402
+from verdicts import block_levels, weak_blocks  # noqa: E402
 
 LEFT_HZ, RIGHT_HZ = 1000, 1500
 PASSWORD = "deskaudio-test"
@@ -174,11 +174,11 @@ def judge_two_at_once(name, recordings):
     (_, first), (_, second) = recordings
     shared = []
     for channel in (0, 1):
-        weak = [weak_blocks(pcm[skip:, channel]) for pcm in (first, second)]
+        weak = [weak_blocks(block_levels(pcm[skip:, channel])) for pcm in (first, second)]
         both = {int(block) for block in weak[0] if np.any(np.abs(weak[1] - block) <= 1)}
         both |= {int(block) for block in weak[1] if np.any(np.abs(weak[0] - block) <= 1)}
         shared.append(both)
-        blocks = min(len(first), len(second)) // 480
+        blocks = (min(len(first), len(second)) - skip) // 480
         measure(f"{name}: 10 ms blocks more than 3 dB down in both clients at once, channel {channel}", len(both),
                 "blocks", max(blocks * 5 // 100, 1), f"of {blocks} {sorted(both)[:8]}", digits="d")
     for label, pcm in recordings:
