@@ -39,6 +39,10 @@ private func captureToneInFrames(
         _ = deskaudio_set_bitrate(128_000)
         _ = deskaudio_set_pipewire_quantum(0)
     }
+    // (Runs of zeros inside the tone that the tap did not hear, seen now and then beside the
+    // other suites, have no account yet: the traces say whether the server handed them.)
+    let traces = try CaptureTraces()
+    defer { traces.stop() }
     let (collector, tap) = try MonitorTap.recording(environment: environment) {
         try capture(mic: false, app: true) {
             whileCapturing()
@@ -46,6 +50,7 @@ private func captureToneInFrames(
                 .waitUntilExit()
         }
     }
+    traces.stop()
     var stats = deskaudio_stats()
     _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
     let frames = try collector.parsed()
@@ -76,6 +81,9 @@ private func captureToneInFrames(
     #expect(high.isEmpty, "10 ms blocks above the tone level: \(tone.describe(high))", sourceLocation: sourceLocation)
     let (frequency, level) = expectUnbrokenHalfScale1kHzTone(
         tone, tap: tap, serverSkips: collector.serverSkips, sourceLocation: sourceLocation)
+    if !tone.gaps(below: halfScaleSineLevel).isEmpty {
+        print("measured: zeros inside the tone in the capture's trace: \(traces.zeroRunsInsideTheSound())")
+    }
     let extremes = tone.loudFrames.dropFirst(2).dropLast(2).map { tone.frameLevels[$0] }
     return (frequency, level, frames.count, extremes.min() ?? -.infinity, extremes.max() ?? -.infinity)
 }
