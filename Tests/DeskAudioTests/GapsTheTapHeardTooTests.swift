@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The tone judge's account of silence on the sink itself: a gap of ours that the tap, another
-/// recorder of the same monitor, heard at the same place (R-SINK-UNDERRUN).
+/// recorder of the same monitor, heard at the same place (R-RIG-PLAYER).
 @Suite struct GapsTheTapHeardTooTests {
     /// Stereo: `lead` samples of silence, 1 s of tone with `gap` samples of zeros from 0.5 s
     /// (a player's missed periods), 100 ms of silence.

@@ -71,7 +71,7 @@ func toneBlocks(played: Int, gapFrames: UInt64, frameMilliseconds: Double = 10) 
 /// knows the codec makes, the audio the server skipped and the library counted (`serverSkips`,
 /// as silence in its place) and the gaps `tap`, an independent recorder of the same monitor at
 /// the same time, heard at the same place (the sink itself carries the rig player's misses:
-/// ../shared/README.md, R-SINK-UNDERRUN), are a measured figure, with a gross budget of 5 % of
+/// ../shared/README.md, R-RIG-PLAYER), are a measured figure, with a gross budget of 5 % of
 /// the tone's blocks.
 /// Returns the pitch and the level.
 @discardableResult
