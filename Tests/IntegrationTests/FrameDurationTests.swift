@@ -50,7 +50,6 @@ private func captureToneInFrames(
                 .waitUntilExit()
         }
     }
-    traces.stop()
     var stats = deskaudio_stats()
     _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
     let frames = try collector.parsed()

@@ -73,14 +73,12 @@ public struct ToneCheck {
         guard !gaps.isEmpty, let tapStart = tap.interiorStart, let tapFirst = tap.loudFrames.first,
             let first = loudFrames.first
         else { return 0 }
-        let span = { (run: [Int], first: Int) in Double(run[0] - first) * 10...Double(run[run.count - 1] + 1 - first) * 10 }
         var breaks = ToneBreak.find(in: tap.interior, frequency: frequency)
             .map { Double(tapStart - tapFirst) * 10 + Double($0.startSample) / 48 }
-            .filter { at in !tapGaps.contains { span($0, tapFirst).contains(at) } }
+            .filter { at in !tapGaps.contains { Self.span(of: $0, from: tapFirst).contains(at) } }
         var near = 0
         for gap in gaps {
-            let ours = span(gap, first)
-            let window = (ours.lowerBound - toleranceMs)...(ours.upperBound + toleranceMs)
+            let window = Self.span(of: gap, from: first, widenedBy: toleranceMs)
             if let index = breaks.firstIndex(where: window.contains) {
                 breaks.remove(at: index)
                 near += 1
@@ -96,18 +94,22 @@ public struct ToneCheck {
     /// was on the sink itself (its player missed periods), so every recorder of it hears it.
     public func blocks(in gaps: [[Int]], alsoIn tapGaps: [[Int]], of tap: ToneCheck, toleranceMs: Double = 30) -> Int {
         guard let first = loudFrames.first, let tapFirst = tap.loudFrames.first else { return 0 }
-        let span = { (run: [Int], first: Int) in Double(run[0] - first) * 10...Double(run[run.count - 1] + 1 - first) * 10 }
         var unmatched = tapGaps
         var blocks = 0
         for gap in gaps {
-            let ours = span(gap, first)
-            let window = (ours.lowerBound - toleranceMs)...(ours.upperBound + toleranceMs)
-            if let index = unmatched.firstIndex(where: { span($0, tapFirst).overlaps(window) }) {
+            let window = Self.span(of: gap, from: first, widenedBy: toleranceMs)
+            if let index = unmatched.firstIndex(where: { Self.span(of: $0, from: tapFirst).overlaps(window) }) {
                 blocks += min(gap.count, unmatched[index].count + 2)
                 unmatched.remove(at: index)
             }
         }
         return blocks
+    }
+
+    /// The time `run` (adjacent 10 ms blocks) spans, in ms from the block `first` (a tone's
+    /// first loud frame), widened by `margin` ms either side.
+    private static func span(of run: [Int], from first: Int, widenedBy margin: Double = 0) -> ClosedRange<Double> {
+        (Double(run[0] - first) * 10 - margin)...(Double(run[run.count - 1] + 1 - first) * 10 + margin)
     }
 
     /// The median level (dBFS) of the blocks inside the loud run: the tone's level, whatever

@@ -192,8 +192,10 @@ final class PulseCapture: CaptureStream, @unchecked Sendable {
             stream,
             { stream, userData in
                 let capture = Unmanaged<PulseCapture>.fromOpaque(userData!).takeUnretainedValue()
-                let device = pulse.pa_stream_get_device_name(stream).map { String(cString: $0) } ?? "?"
-                capture.feed.notices.log(.debug, "\(capture.feed.name): the server moved the stream to \(device)")
+                capture.feed.notices.log(
+                    .debug,
+                    "\(capture.feed.name): the server moved the stream to "
+                        + (pulse.pa_stream_get_device_name(stream).map { String(cString: $0) } ?? "?"))
                 capture.resolveTarget()
             }, me)
         pulse.pa_context_set_state_callback(

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
 
-/// The library's timing traces (DESKAUDIO_TRACE) of the captures `body` makes, for a failed
-/// tone check's message: where in a stream the server handed buffers of exact zeros inside
-/// the sound. Suites run one test at a time (`--no-parallel`), so the setting is this test's.
+/// The library's timing traces (DESKAUDIO_TRACE) of the captures started between `init()` and
+/// `stop()`, for a failed tone check's message: where in a stream the server handed buffers of
+/// exact zeros inside the sound. Suites run one test at a time (`--no-parallel`), so the
+/// setting is this test's.
 struct CaptureTraces {
     private let directory: TemporaryDirectory
 
