@@ -41,6 +41,7 @@ from verdicts import block_levels, weak_blocks  # noqa: E402
 LEFT_HZ, RIGHT_HZ = 1000, 1500
 PASSWORD = "deskaudio-test"
 OPUS, PCM = "0x704F", "1"
+SKIP = 4800  # samples: the recorder's first 100 ms, left out of every judgement of a tone
 
 
 STARTED = []  # every process the driver started: ended when it ends, whatever happened
@@ -155,12 +156,14 @@ def play(rig, path, device):
     return started(subprocess.Popen(["paplay", f"--device={device}", path], env=rig_environment(rig)))
 
 
-def judge_tone(name, pcm):
+def judge_tone(name, pcm, upstream=None):
     """The stereo tone (verdicts.judge_tone) after the recorder's first 100 ms: its frequency and
     level asserted; its 10 ms blocks 3 dB down measured, against a gross budget of 1 % of them.
     The client plays in real time into a sink recorded in real time: on a loaded machine its
-    scheduling bends them (0 in every run alone; 2 and 2 in a run beside check-packages)."""
-    judge_stereo_tone(name, pcm, (LEFT_HZ, RIGHT_HZ), 4800, weak_blocks_budget=max(len(pcm) // 480 // 100, 1))
+    scheduling bends them (0 in every run alone; 2 and 2 in a run beside check-packages).
+    `upstream`: as verdicts.judge_tone's."""
+    judge_stereo_tone(name, pcm, (LEFT_HZ, RIGHT_HZ), SKIP, weak_blocks_budget=max(len(pcm) // 480 // 100, 1),
+                      upstream=upstream)
 
 
 def judge_two_at_once(name, recordings):
@@ -170,20 +173,18 @@ def judge_two_at_once(name, recordings):
     the clean-clone run of f07fd8d, alone, the five listed the same in both). Those are measured against
     R-RIG-PLAYER's gross 5 %; each client's tone is judged as judge_tone, without them.
     `recordings`: the two clients' (label, recording)."""
-    skip = 4800
     (_, first), (_, second) = recordings
     shared = []
     for channel in (0, 1):
-        weak = [weak_blocks(block_levels(pcm[skip:, channel])) for pcm in (first, second)]
+        weak = [weak_blocks(block_levels(pcm[SKIP:, channel])) for pcm in (first, second)]
         both = {int(block) for block in weak[0] if np.any(np.abs(weak[1] - block) <= 1)}
         both |= {int(block) for block in weak[1] if np.any(np.abs(weak[0] - block) <= 1)}
         shared.append(both)
-        blocks = (min(len(first), len(second)) - skip) // 480
+        blocks = (min(len(first), len(second)) - SKIP) // 480
         measure(f"{name}: 10 ms blocks more than 3 dB down in both clients at once, channel {channel}", len(both),
                 "blocks", max(blocks * 5 // 100, 1), f"of {blocks} {sorted(both)[:8]}", digits="d")
     for label, pcm in recordings:
-        judge_stereo_tone(label, pcm, (LEFT_HZ, RIGHT_HZ), skip,
-                          weak_blocks_budget=max(len(pcm) // 480 // 100, 1), upstream=shared)
+        judge_tone(label, pcm, upstream=shared)
 
 
 # The clients of the tone and latency scenarios, at once: each offers one format and plays
