@@ -32,7 +32,8 @@
  *   stamp_ms backend=pipewire frame_us=10000 quantum=256 capture_quantum=0 n=200 missed=0 error_p50=0.000
  *     error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10 latency_p50=10.03
  *     latency_p99=16.40 latency_max=17.26
- *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0 sample_slips=0 slipped_samples=0
+ *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0 largest_time_step_ms=0.0000 sample_slips=0
+ *     slipped_samples=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
  * and, as they come, the first 8 time steps (all of them, and each frame more than 0.05 ms
  * off, with STAMP_FRAMES=1): "time step 3.210 s after the first: +0.1234 ms against the
@@ -107,6 +108,7 @@ struct probe {
     int have_last;
     double worst_step_ns;
     long steps, steps_over, time_steps; /* steps_over: more than 0.05 ms off the frame */
+    double largest_time_step_ns;        /* the largest flagged step, either way */
 };
 
 static struct probe probe;
@@ -195,13 +197,14 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     int stepped = (info.flags & DESKAUDIO_FRAME_TIME_STEP) != 0;
     if (stepped && probe.have_last) {
         probe.time_steps++;
+        double moved = (double)info.capture_time_ns - (double)probe.last_capture_ns -
+                       (double)(info.sample_clock - probe.last_sample_clock) * 1e9 / RATE;
+        if (fabs(moved) > probe.largest_time_step_ns) probe.largest_time_step_ns = fabs(moved);
         /* Where and how far (the first 8, all with STAMP_FRAMES=1): what a check of "no
          * step" that fails has to show. */
         if (probe.time_steps <= 8 || getenv("STAMP_FRAMES"))
             printf("time step %.3f s after the first: %+.4f ms against the sample clock\n",
-                   (double)(info.sample_clock - probe.first_sample_clock) / RATE,
-                   ((double)info.capture_time_ns - (double)probe.last_capture_ns -
-                    (double)(info.sample_clock - probe.last_sample_clock) * 1e9 / RATE) / 1e6);
+                   (double)(info.sample_clock - probe.first_sample_clock) / RATE, moved / 1e6);
     }
     /* Judged once the clock has locked: 2 s into the capture. */
     if (probe.have_last && !stepped && info.sequence == probe.last_sequence + 1 &&
@@ -410,9 +413,10 @@ static int summarize(int clicks, int frame_us, int quantum, int capture_quantum,
            clicks - heard, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
            probe.errors_ms[heard - 1], probe.latencies_ms[0], percentile(probe.latencies_ms, heard, 50),
            percentile(probe.latencies_ms, heard, 99), probe.latencies_ms[heard - 1]);
-    printf("steps n=%ld worst_ms=%.4f over_0.05ms=%ld time_steps=%ld sample_slips=%ld slipped_samples=%ld\n",
-           probe.steps, probe.worst_step_ns / 1e6, probe.steps_over, probe.time_steps, probe.sample_slips,
-           probe.slipped_samples);
+    printf("steps n=%ld worst_ms=%.4f over_0.05ms=%ld time_steps=%ld largest_time_step_ms=%.4f sample_slips=%ld "
+           "slipped_samples=%ld\n",
+           probe.steps, probe.worst_step_ns / 1e6, probe.steps_over, probe.time_steps, probe.largest_time_step_ns / 1e6,
+           probe.sample_slips, probe.slipped_samples);
     if (clocked == DESKAUDIO_OK)
         printf("clock source=%u jitter_ms=%.3f rate_ppm=%.1f relocks=%u\n", clock->source, clock->jitter_ns / 1e6,
                clock->rate_error_ppm, clock->relocks);

@@ -44,7 +44,11 @@ extension RealServerTests {
             let lowAudio = try lowFrames.decoded()
             let highAudio = try highFrames.decoded()
             let lowApp = SignalAnalysis.toneLevelWherePresent(lowAudio, frequency: 1000)
-            let lowMic = SignalAnalysis.toneLevelDecibels(lowAudio, frequency: 440)
+            // The microphone's 440 Hz is looked for while the app's tone, played with it, sounds,
+            // in Hann-windowed blocks: over the whole recording unwindowed, a 1 kHz tone broken
+            // by the load read -58.8 dBFS at 440 Hz (clean-clone run 63), -101 unbroken.
+            let lowAppStretch = try #require(SignalAnalysis.steadyStretch(lowAudio, frequency: 1000), "low: no 1 kHz")
+            let lowMic = SignalAnalysis.medianBlockLevel(SignalAnalysis.left(lowAudio[...])[lowAppStretch], frequency: 440)
             let highApp = SignalAnalysis.toneLevelWherePresent(highAudio, frequency: 1000)
             let highMic = SignalAnalysis.toneLevelWherePresent(highAudio, frequency: 440)
             // 32 kbit/s leaves CELT 40 bytes per 10 ms frame; libopus 1.5 (Debian 13) then sits a

@@ -151,7 +151,12 @@ extension RealServerTests {
             // The median moves under load as at a 64-sample quantum (below): -1.49 ms in the
             // clean-clone run of 6eb0e36 (Debian 13, six suites at once), 0.04-0.06 ms quiet and
             // in the runs before it. Measured, against half a frame.
-            Self.expectArrivalStamps(result, absP99Ms: 6, grossP50Ms: 5)
+            // A burst between a skip and the step it brings is off by the skip (the scenarios
+            // assert the step exactly), so the gross p99 budget carries the largest step flagged:
+            // under both stacks' suites at once the graph skipped three 256-sample cycles
+            // (clean-clone runs 53 and 63: bursts 16.0 ms early, then steps of +16.1 ms).
+            Self.expectArrivalStamps(
+                result, absP99Ms: 6, grossP99Ms: 15 + (result["steps.largest_time_step_ms"] * 10).rounded(.up) / 10, grossP50Ms: 5)
             #expect(result["clock.source"] == 2, "the mapping is app audio's clock")
         }
 
