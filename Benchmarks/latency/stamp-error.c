@@ -29,9 +29,11 @@
  * between two bursts, and how many samples in all; each burst's line shows the count), and
  * deskaudio_get_clock()'s mapping (each burst's line ends with its true time, true_ns, for
  * other recorders of the same sink to be judged against):
- *   stamp_ms backend=pipewire frame_us=10000 quantum=256 capture_quantum=0 n=200 missed=0 error_p50=0.000
- *     error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10 latency_p50=10.03
- *     latency_p99=16.40 latency_max=17.26
+ *   stamp_ms backend=pipewire frame_us=10000 quantum=256 capture_quantum=0 n=200 unreferenced=0 missed=0
+ *     error_p50=0.000 error_abs_p99=0.000 error_min=-0.000 error_max=0.000 latency_min=3.10
+ *     latency_p50=10.03 latency_p99=16.40 latency_max=17.26
+ * (n: bursts heard and judged; unreferenced: heard before the player had their true time, so
+ * not judged; missed: never heard)
  *   steps n=1200 worst_ms=0.0001 over_0.05ms=0 time_steps=0 largest_time_step_ms=0.0000 sample_slips=0
  *     slipped_samples=0
  *   clock source=2 jitter_ms=0.000 rate_ppm=-0.1 relocks=0
@@ -100,7 +102,8 @@ struct probe {
     deskaudio_decoder *decoder;
     int32_t pre_skip;
     double errors_ms[MAX_CLICKS], latencies_ms[MAX_CLICKS];
-    _Atomic int heard;
+    _Atomic int heard;          /* bursts heard with their true time: errors_ms, latencies_ms */
+    int unreferenced;           /* bursts heard without one (the delivery thread's) */
     /* Consecutive frames of a continuous run (in sequence, no gap flag): the worst distance
      * of their capture times' difference from the frames' nominal length, ns. */
     uint64_t first_sample_clock, last_sample_clock, last_capture_ns;
@@ -230,10 +233,19 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
     probe.last_capture_ns = info.capture_time_ns;
     float pcm[2 * 960];
     int32_t samples = deskaudio_decoder_decode(probe.decoder, frame, len, pcm, 960);
+    int click = atomic_load(&probe.pending_click);
+    if (samples <= 0 || click < 0 || click == atomic_load(&probe.heard_click)) return;
     long long true_ns = atomic_load(&probe.pending_true_ns);
-    if (samples <= 0 || true_ns == 0) return;
     for (int32_t i = 0; i < samples; i++) {
         if (fabsf(pcm[2 * i]) < AMPLITUDE / 2) continue;
+        if (true_ns == 0) {
+            /* Heard, but the player has no true time for it (STAMP_PLAYER=pulse: no timing
+             * reply answered within 1 ms while it was pending): the capture's part is done. */
+            probe.unreferenced++;
+            printf("burst %d: heard, no reference\n", click);
+            atomic_store(&probe.heard_click, click);
+            return;
+        }
         double stamped_ns = (double)info.capture_time_ns + (double)(i - probe.pre_skip) * 1e9 / RATE;
         int n = atomic_load(&probe.heard);
         if (n < MAX_CLICKS) {
@@ -247,10 +259,10 @@ static void on_frame(const uint8_t *frame, size_t len, void *user_data) {
             probe.last_offset = offset;
             probe.have_offset = 1;
             printf("burst %d: stamp error %+.3f ms, latency %.2f ms, capture-player samples %lld, true_ns %lld\n",
-                   atomic_load(&probe.pending_click), probe.errors_ms[n], probe.latencies_ms[n], offset, true_ns);
+                   click, probe.errors_ms[n], probe.latencies_ms[n], offset, true_ns);
             atomic_store(&probe.heard, n + 1);
         }
-        atomic_store(&probe.heard_click, atomic_load(&probe.pending_click));
+        atomic_store(&probe.heard_click, click);
         atomic_store(&probe.pending_true_ns, 0);
         return;
     }
@@ -407,10 +419,11 @@ static int summarize(int clicks, int frame_us, int quantum, int capture_quantum,
     double sizes[MAX_CLICKS];
     for (int i = 0; i < heard; i++) sizes[i] = fabs(probe.errors_ms[i]);
     qsort(sizes, (size_t)heard, sizeof(double), compare);
-    printf("stamp_ms backend=%s frame_us=%d quantum=%d capture_quantum=%d n=%d missed=%d error_p50=%.3f error_abs_p99=%.3f "
-           "error_min=%.3f error_max=%.3f latency_min=%.2f latency_p50=%.2f latency_p99=%.2f latency_max=%.2f\n",
+    printf("stamp_ms backend=%s frame_us=%d quantum=%d capture_quantum=%d n=%d unreferenced=%d missed=%d error_p50=%.3f "
+           "error_abs_p99=%.3f error_min=%.3f error_max=%.3f latency_min=%.2f latency_p50=%.2f latency_p99=%.2f "
+           "latency_max=%.2f\n",
            getenv("DESKAUDIO_BACKEND") ? getenv("DESKAUDIO_BACKEND") : "auto", frame_us, quantum, capture_quantum, heard,
-           clicks - heard, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
+           probe.unreferenced, clicks - heard - probe.unreferenced, percentile(probe.errors_ms, heard, 50), percentile(sizes, heard, 99), probe.errors_ms[0],
            probe.errors_ms[heard - 1], probe.latencies_ms[0], percentile(probe.latencies_ms, heard, 50),
            percentile(probe.latencies_ms, heard, 99), probe.latencies_ms[heard - 1]);
     printf("steps n=%ld worst_ms=%.4f over_0.05ms=%ld time_steps=%ld largest_time_step_ms=%.4f sample_slips=%ld "

