@@ -15,14 +15,9 @@ func secondsToFollowTheDefault(mic: Bool = false, environment: [String: String] 
         ? ("set-default-source", "deskaudio_mic", "deskaudio_other_mic")
         : ("set-default-sink", "deskaudio_sink", "deskaudio_other")
     defer { _ = try? ExternalTools.run(["pactl", command, original], environment: environment) }
-    let notices = NoticeCollector()
-    deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
-    // What the backend heard of the server (its answers on the defaults), for a failure's message.
-    _ = deskaudio_set_log_callback(NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_DEBUG.rawValue, notices.userData)
-    defer {
-        deskaudio_set_event_callback(nil, nil)
-        _ = deskaudio_set_log_callback(nil, 0, nil)
-    }
+    // At DEBUG: what the backend heard of the server (its answers on the defaults), for a failure's message.
+    let notices = NoticeCollector.listeningToTheProcess(logLevel: .DESKAUDIO_LOG_DEBUG)
+    defer { notices.stopListening() }
     var switchedAtNs: UInt64 = 0
     let collector = try capture(mic: mic, app: !mic) {
         let player = try ExternalTools.playTone(
@@ -94,13 +89,8 @@ extension RealServerTests {
         @Test func aMicrophoneLinkedToASinksMonitorCarriesNoneOfItAndIsLinkedToASourceAgain() throws {
             #expect(deskaudio_set_backend("pipewire") == deskaudio_status.DESKAUDIO_OK.rawValue)
             defer { _ = deskaudio_set_backend("auto") }
-            let notices = NoticeCollector()
-            deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
-            #expect(deskaudio_set_log_callback(NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_INFO.rawValue, notices.userData) == 0)
-            defer {
-                deskaudio_set_event_callback(nil, nil)
-                _ = deskaudio_set_log_callback(nil, 0, nil)
-            }
+            let notices = NoticeCollector.listeningToTheProcess(logLevel: .DESKAUDIO_LOG_INFO)
+            defer { notices.stopListening() }
             var movedAtNs: UInt64 = 0
             var moved: [String] = []
             // A tap on the microphone itself hears what the rig "spoke", so a dip in it (the

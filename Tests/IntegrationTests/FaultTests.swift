@@ -33,13 +33,8 @@ extension RealServerTests {
                 defer { if !unloaded { unloadModule(module, environment) } }
                 try pactl("set-default-sink deskaudio_doomed", environment)
                 defer { _ = try? pactl("set-default-sink deskaudio_sink", environment) }
-                let notices = NoticeCollector()
-                deskaudio_set_event_callback(NoticeCollector.onEvent, notices.userData)
-                _ = deskaudio_set_log_callback(NoticeCollector.onLog, deskaudio_log_level.DESKAUDIO_LOG_DEBUG.rawValue, notices.userData)
-                defer {
-                    deskaudio_set_event_callback(nil, nil)
-                    _ = deskaudio_set_log_callback(nil, 0, nil)
-                }
+                let notices = NoticeCollector.listeningToTheProcess(logLevel: .DESKAUDIO_LOG_DEBUG)
+                defer { notices.stopListening() }
                 let tone = try captureTone(playedInto: "deskaudio_sink", environment) {
                     unloadModule(module, environment)
                     unloaded = true

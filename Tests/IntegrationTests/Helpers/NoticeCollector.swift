@@ -30,4 +30,19 @@ final class NoticeCollector: Sendable {
 
     /// The kinds of the events so far.
     var kinds: [deskaudio_event] { events.compactMap { deskaudio_event(rawValue: $0.kind) } }
+
+    /// A collector fed by this process's event callback and its log callback at `logLevel`
+    /// until `stopListening()` (both callbacks are the process's: one collector at a time).
+    static func listeningToTheProcess(logLevel: deskaudio_log_level) -> NoticeCollector {
+        let notices = NoticeCollector()
+        deskaudio_set_event_callback(onEvent, notices.userData)
+        _ = deskaudio_set_log_callback(onLog, logLevel.rawValue, notices.userData)
+        return notices
+    }
+
+    /// Clears the process's event and log callbacks set by `listeningToTheProcess`.
+    func stopListening() {
+        deskaudio_set_event_callback(nil, nil)
+        _ = deskaudio_set_log_callback(nil, 0, nil)
+    }
 }
