@@ -12,7 +12,7 @@
 start_rigs() {
   rig=$(mktemp -d /tmp/deskaudio-rig.XXXXXX)
   pulse_rig=$(mktemp -d /tmp/deskaudio-pulse-rig.XXXXXX)
-  on_exit 'scripts/audio-rig stop "$rig"; scripts/audio-rig stop "$pulse_rig"'
+  on_exit 'scripts/audio-rig check "$rig"; scripts/audio-rig check "$pulse_rig"; scripts/audio-rig stop "$rig"; scripts/audio-rig stop "$pulse_rig"'
   scripts/audio-rig start "$pulse_rig" pulseaudio
   scripts/audio-rig start "$rig" pipewire
   # shellcheck disable=SC1091
