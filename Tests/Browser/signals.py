@@ -94,14 +94,17 @@ def spans(levels, threshold=-30.0, merge=50):
 
 
 def frequency(samples):
-    """The tone's frequency: median over 1 s windows of the interpolated FFT peak."""
+    """The tone's frequency: median over half-second windows, a quarter second apart, of the
+    interpolated FFT peak, so that a phase jump (a cycle a server skipped, a frame a player
+    dropped) moves only the two windows over it (R-WEB-PITCH)."""
     estimates = []
-    window = np.hanning(RATE)
-    for start in range(0, len(samples) - RATE, RATE):
-        spectrum = np.abs(np.fft.rfft(samples[start:start + RATE] * window))
+    size, hop = RATE // 2, RATE // 4
+    window = np.hanning(size)
+    for start in range(0, len(samples) - size + 1, hop):
+        spectrum = np.abs(np.fft.rfft(samples[start:start + size] * window))
         peak = int(np.argmax(spectrum[1:-1])) + 1
         a, b, c = np.log(spectrum[peak - 1:peak + 2] + 1e-20)
-        estimates.append(peak + 0.5 * (a - c) / (a - 2 * b + c))
+        estimates.append((peak + 0.5 * (a - c) / (a - 2 * b + c)) * RATE / size)
     return float(np.median(estimates))
 
 
