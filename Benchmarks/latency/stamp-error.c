@@ -410,7 +410,10 @@ static int start_pipewire_player(int *argc, char ***argv, int quantum) {
 static int summarize(int clicks, int frame_us, int quantum, int capture_quantum, int32_t clocked, const deskaudio_clock *clock, int pulse) {
     int heard = atomic_load(&probe.heard);
     if (heard == 0) {
-        fprintf(stderr, "stamp-error: no burst was heard\n");
+        if (probe.unreferenced > 0)
+            fprintf(stderr, "stamp-error: no burst was judged: %d heard with no true time from the player\n", probe.unreferenced);
+        else
+            fprintf(stderr, "stamp-error: no burst was heard\n");
         return 1;
     }
     qsort(probe.errors_ms, (size_t)heard, sizeof(double), compare);

@@ -178,11 +178,12 @@ extension RealServerTests {
             let heardBlocks = (blocks.reduce(0) { $0 + pow(10, ($1 - level) / 10) } * 10).rounded() / 10
             let count = { (label: String) in Double(Self.number(after: label, in: summary) ?? 0) }
             let pauses = Double(zip(loud, loud.dropFirst()).filter { $1 > $0 + 1 }.count)
-            let splices = count("dropped") + count("late") + count("lost") + count("inserted") + count("concealed")
-            let slack = 3 + pauses + splices / 2
+            let takenOut = count("dropped") + count("late") + count("lost")
+            let putIn = count("inserted") + count("concealed")
+            let slack = 3 + pauses + (takenOut + putIn) / 2
             let skipped = Double(serverSkips(in: sent) + speakerStats.frames_skipped_by_server)
-            let fewest = 300 - count("dropped") - count("late") - count("lost") - skipped - slack
-            let most = 300 + count("inserted") + count("concealed") + slack
+            let fewest = 300 - takenOut - skipped - slack
+            let most = 300 + putIn + slack
             let accounted = "\(fewest)...\(most) by the receiver's counts, \(skipped) skipped by the servers and \(pauses) pauses"
             #expect(
                 fewest <= heardBlocks && heardBlocks <= most,
