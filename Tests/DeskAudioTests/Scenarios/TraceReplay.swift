@@ -58,15 +58,9 @@ struct RecordedTrace {
         var openedNs: UInt64 = 0
         var linkingItself = false
         var events: [Event] = []
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            let words = line.split(separator: " ")
-            let fields = Dictionary(
-                words.dropFirst().compactMap { word -> (String, String)? in
-                    let parts = word.split(separator: "=", maxSplits: 1)
-                    return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-                }, uniquingKeysWith: { $1 })
-            let int = { (key: String) in Int64(fields[key] ?? "") ?? 0 }
-            switch words.first {
+        for line in TraceLine.lines(of: text) {
+            let (words, fields, int) = (line.words, line.fields, line.int)
+            switch line.kind {
             case "stream":
                 let kinds: [String: ScriptedServer.Path] = [
                     "pipewire": .pipeWire, "pulseaudio": .pulseAudio, "pipewire-pulse": .pipeWirePulse,
