@@ -254,11 +254,11 @@ typedef struct deskaudio_stats {
      */
     uint64_t frames_skipped_by_server;
     /**
-     * Graph cycles of exact zeros a capture stream got alone between two cycles of sound
-     * (PipeWire's native API): a pause of one cycle in the sound, or the server's own (on
-     * PipeWire 0.3.65 one consumer of a monitor gets such a cycle now and then with nothing
-     * lost, the audio after it one quantum later than its capture times say). Passed on as
-     * they came; counted so that a short silence can be told to be the server's.
+     * Graph cycles of exact zeros a capture stream got alone between two cycles of sound,
+     * one cycle or a run of at most 256 samples (PipeWire's native API): a short pause in the
+     * sound, or the server's own (on PipeWire 0.3.65 one consumer of a monitor gets such a run
+     * now and then with nothing lost, the audio after it later than its capture times say).
+     * Passed on as they came; counted so that a short silence can be told to be the server's.
      */
     uint64_t server_zero_cycles;
 } deskaudio_stats;

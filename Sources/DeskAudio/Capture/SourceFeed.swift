@@ -133,11 +133,13 @@ final class SourceFeed: Sendable {
     /// The same in 10 ms frames' worth, each skip rounded up (so at least the number of skips).
     var skippedFrameCount: UInt64 { skippedFrames.load(ordering: .relaxed) }
 
-    /// Server thread: the stream got a graph cycle of exact zeros alone between two of sound
-    /// (`PipeWireZeroCycleWatch`): maybe a pause of one cycle in the sound, maybe the
-    /// server's (PipeWire 0.3.65 hands one consumer of a monitor such a cycle now and then,
-    /// the audio after it one quantum late). It was queued as it came; this counts it.
-    func countZeroCycle() { zeroCycles.add(1, ordering: .relaxed) }
+    /// Server thread: the stream got `cycles` graph cycles of exact zeros alone between two of
+    /// sound (`PipeWireZeroCycleWatch`): maybe a short pause in the sound, maybe the server's
+    /// (PipeWire 0.3.65 hands one consumer of a monitor such cycles now and then, the audio
+    /// after them late by as much). They were queued as they came; this counts them.
+    func countZeroCycles(_ cycles: Int) {
+        if cycles > 0 { zeroCycles.add(UInt64(cycles), ordering: .relaxed) }
+    }
 
     /// Graph cycles of exact zeros alone between two of sound, since creation.
     var zeroCycleCount: UInt64 { zeroCycles.load(ordering: .relaxed) }

@@ -28,11 +28,12 @@ public struct CaptureStats: Sendable, Equatable {
     /// whose thread was not run in time (a starved machine), each time rounded up; queued as
     /// silence in its place.
     public var framesSkippedByServer: UInt64 = 0
-    /// Graph cycles of exact zeros a capture stream got alone between two cycles of sound
-    /// (PipeWire's native API): a pause of one cycle in the sound, or the server's own (on
-    /// PipeWire 0.3.65 one consumer of a monitor gets such a cycle now and then, with nothing
-    /// lost, the audio after it one quantum later than its times say). Passed on as they
-    /// came, and counted so a short silence can be told to be the server's.
+    /// Graph cycles of exact zeros a capture stream got alone between two cycles of sound, one
+    /// cycle or a run of at most `TimingPolicy.serverZeroRunLongestSamples` (PipeWire's native
+    /// API): a short pause in the sound, or the server's own (on PipeWire 0.3.65 one consumer
+    /// of a monitor gets such a run now and then, with nothing lost, the audio after it later
+    /// than its times say). Passed on as they came, and counted so a short silence can be told
+    /// to be the server's.
     public var serverZeroCycles: UInt64 = 0
     /// Frames' worth of a source's audio dropped because it arrived as a backlog after its
     /// time had been filled with silence in the mix (app + mic, or the chosen applications'

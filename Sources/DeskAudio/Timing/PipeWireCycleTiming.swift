@@ -82,7 +82,7 @@ final class PipeWireCycleTiming {
         if report.isTimed { feed.reportServerLatency(nanoseconds: Int64(report.delayNs)) }
         let again = report.isTimed && report.ticks == lastTicks
         if report.isTimed { lastTicks = report.ticks }
-        if zeroCycleWatch.take(samples, skipped: skipped, again: again) { feed.countZeroCycle() }
+        feed.countZeroCycles(zeroCycleWatch.take(samples, channels: channels, skipped: skipped, again: again))
         // A position handed again with no skip to settle (a new driver taking the graph over,
         // a new stream's first cycle): audio already handed, or zeros; the first stands
         // (docs/reliability.md, R-PW-DRIVER).

@@ -29,6 +29,9 @@ struct TimingPolicy: Sendable {
     var longestSkipFilledSamples = AudioFormat.sampleRate / 4
     /// A new plain-PulseAudio stream's audio waits up to this for the first mark (R-PULSE-FIRST-MARK).
     var pulseFirstMarkHoldSamples = AudioFormat.sampleRate / 20
+    /// Exact zeros alone between sound in one cycle, or in a run this short, are counted as the
+    /// server's (R-PW-ZERO-CYCLE: one 256-sample cycle; two of 128); a longer run is a pause.
+    var serverZeroRunLongestSamples = 256
     /// How often plain PulseAudio is asked for a timing snapshot once one was taken.
     var pulseSnapshotIntervalNs: UInt64 = 100_000_000
     /// A snapshot whose round trip took longer is not taken: its stamp is at most that late.

@@ -131,6 +131,28 @@ import Testing
         #expect(scenario.service.stats().serverZeroCycles == 1)
     }
 
+    @Test func twoCyclesOfZerosAt128SamplesAreCountedAsTheServersAndThreeAreAPause() throws {
+        // R-PW-ZERO-CYCLE as a clean-clone run's trace showed it at 2.5 ms frames: two 128-sample
+        // cycles of zeros inside a tone, the graph's position going on a quantum a buffer.
+        let scenario = Scenario(.pipeWire)
+        try scenario.service.enable(mic: false, app: true)
+        scenario.cycles(200, quantum: 128)
+        scenario.cycles(2, quantum: 128, content: { stream, quantum in
+            _ = scenario.tone(quantum, for: stream)
+            return scenario.zeros(quantum)
+        })
+        scenario.cycles(200, quantum: 128)
+        let stats = scenario.service.stats()
+        #expect(stats.serverZeroCycles == 2 && stats.framesSkippedByServer == 0)
+        let firstSampleNs = Scenario.startNs - Scenario.ns(128)
+        #expect(Self.within(try scenario.timeErrors(Self.onLine(firstSampleNs))))
+        let gaps = try scenario.quietStretches()
+        #expect(gaps.count == 1 && gaps.allSatisfy { isGap($0, at: 25_600, length: 256) }, "\(gaps)")
+        scenario.cycles(3, quantum: 128, content: { _, quantum in scenario.zeros(quantum) })
+        scenario.cycles(10, quantum: 128)
+        #expect(scenario.service.stats().serverZeroCycles == 2, "three cycles of 128 in a row: a pause")
+    }
+
     @Test func a150MillisecondStallIsFilledWithSilenceAndTheFramesKeepTheirPlace() throws {
         let scenario = Scenario(.pipeWire)
         try scenario.service.enable(mic: false, app: true)
