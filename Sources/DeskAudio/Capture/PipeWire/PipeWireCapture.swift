@@ -8,7 +8,7 @@ import Synchronization
 /// converts). The process callback runs
 /// on PipeWire's real-time data thread and only copies into a `SampleRing` and wakes
 /// the worker: no allocation, no lock.
-final class PipeWireCapture: CaptureStream, @unchecked Sendable {
+final class PipeWireCapture: CaptureStream {
     private let feed: SourceFeed
     private let wake: WakeSignal
     private var connection: PipeWireConnection?

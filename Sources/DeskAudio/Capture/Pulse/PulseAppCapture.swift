@@ -9,7 +9,7 @@ import Synchronization
 /// default sink's monitor, heard as silence, keeps time while no chosen application plays,
 /// so the zero gate counts as with a whole-sink capture. Paused (corked) inputs are left out
 /// of the mix, so they never hold the others back. The speakers keep playing everything.
-final class PulseAppCapture: CaptureStream, @unchecked Sendable {
+final class PulseAppCapture: CaptureStream {
     /// The most application streams mixed at once (the mixer's inputs, less the clock).
     static let maxStreams = MixerInputs.capacity - 1
     private let selection: AppSelection

@@ -6,7 +6,7 @@ import Synchronization
 /// F32LE 48 kHz stereo requested (the server converts from whatever its device runs at),
 /// with fragsize set to 10 ms so the server hands audio over every 10 ms instead of its
 /// default of seconds. The read callback only copies into the ring and wakes the worker.
-final class PulseCapture: CaptureStream, @unchecked Sendable {
+final class PulseCapture: CaptureStream {
     private let feed: SourceFeed
     private let wake: WakeSignal
     private var connection: PulseConnection?
