@@ -92,10 +92,12 @@ public enum SignalAnalysis {
     }
 
     /// RMS level (dBFS) of the component at `frequency` in one channel's `samples`: the median
-    /// over 100 ms blocks, each Hann-windowed (another tone does not leak in) and measured on
-    /// its own (a glitch or a gap lowers a block or two, not the whole measure through phase).
-    public static func medianBlockLevel(_ samples: ArraySlice<Float>, frequency: Double) -> Double {
-        let block = 4800
+    /// over blocks of `block` samples (100 ms), each Hann-windowed (another tone does not leak
+    /// in) and measured on its own (a glitch or a gap lowers a block or two, not the whole
+    /// measure through phase). A phase jump inside a block lowers that block too: where a
+    /// jitter buffer drops or inserts frames evenly, blocks of 20 ms (960) keep the median
+    /// on the tone's level (R-JB-PHASE).
+    public static func medianBlockLevel(_ samples: ArraySlice<Float>, frequency: Double, block: Int = 4800) -> Double {
         let window = (0..<block).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(block - 1))) }
         var levels: [Double] = []
         for start in stride(from: samples.startIndex, through: samples.endIndex - block, by: block) {
