@@ -1,7 +1,6 @@
 import Glibc
+import TestSupport
 import Testing
-
-@testable import TestSupport
 
 /// The tone judges' level: frames a jitter buffer drops evenly (one every 160 ms, 11 in 1.9 s,
 /// as the remote microphone's buffer shed a backlog in the clean-clone run of 8b6e803) shift

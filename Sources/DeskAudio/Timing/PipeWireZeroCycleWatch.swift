@@ -9,10 +9,16 @@
 /// is counted (`SourceFeed`), not changed: the count tells a host or a test where a short
 /// silence came from the server. Data thread only; a value type with no allocation.
 struct PipeWireZeroCycleWatch: Sendable {
-    // The run of zero buffers since the last buffer of sound (nil: none is open: nothing
-    // yet, zeros after a break, or the run grew too long to count).
-    private var run: (buffers: Int, samples: Int)?
-    private var lastWasSound = false
+    private enum Last: Sendable {
+        /// A buffer of sound.
+        case sound
+        /// A run of zero buffers right after a buffer of sound, short enough so far to count.
+        case zerosAfterSound(buffers: Int, samples: Int)
+        /// Anything else: nothing yet, zeros after a break (cycles missed), or a run too long.
+        case other
+    }
+
+    private var last = Last.other
 
     /// The next buffer the stream got (`samples` interleaved over `channels`), `skipped`
     /// samples after the one before (0: the next cycle), or the cycle before handed again
@@ -20,30 +26,25 @@ struct PipeWireZeroCycleWatch: Sendable {
     /// Returns the buffers of zeros this buffer of sound closes a counted run of (0: none).
     mutating func take(_ samples: UnsafeBufferPointer<Float>, channels: Int, skipped: Int, again: Bool = false) -> Int {
         if again { return 0 }
-        if skipped > 0 {
-            run = nil
-            lastWasSound = false
-        }
+        if skipped > 0 { last = .other }
         if ZeroGate.isZero(samples) {
             let length = samples.count / max(channels, 1)
-            if lastWasSound {
-                run = (1, length)
-            } else if let open = run {
-                let grown = (open.buffers + 1, open.samples + length)
-                run = grown.1 <= TimingPolicy.standard.serverZeroRunLongestSamples ? grown : nil
+            switch last {
+            case .sound:
+                last = .zerosAfterSound(buffers: 1, samples: length)
+            case .zerosAfterSound(let buffers, let run):
+                last = run + length <= TimingPolicy.standard.serverZeroRunLongestSamples
+                    ? .zerosAfterSound(buffers: buffers + 1, samples: run + length) : .other
+            case .other:
+                break
             }
-            lastWasSound = false
             return 0
         }
-        let closed = run?.buffers ?? 0
-        run = nil
-        lastWasSound = true
-        return closed
+        defer { last = .sound }
+        guard case .zerosAfterSound(let buffers, _) = last else { return 0 }
+        return buffers
     }
 
     /// A new stream: what came before says nothing of its first buffer.
-    mutating func reset() {
-        run = nil
-        lastWasSound = false
-    }
+    mutating func reset() { last = .other }
 }
