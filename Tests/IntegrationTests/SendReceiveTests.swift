@@ -87,7 +87,8 @@ extension RealServerTests {
             #expect(
                 steady.count >= 48_000 * 2,
                 "\(recorderName) wrote \(left.count) samples (\(fileBytes.map(String.init) ?? "no") bytes in the file) in \(recordSeconds) s, status \(recorder.status): \(recorder.error)")
-            let level = SignalAnalysis.medianBlockLevel(steady, frequency: 1000)
+            // 20 ms blocks: a frame the jitter buffer drops or inserts jumps the phase (R-JB-PHASE).
+            let level = SignalAnalysis.medianBlockLevel(steady, frequency: 1000, block: 960)
             #expect(abs(level - halfScaleSineLevel) <= 1, "the tone at \(level) dBFS")
             // No gap: no run of 10 ms blocks 6 dB under the tone longer than one concealed run:
             // the most frames the relay dropped in a row, and the frames the receiver inserted
@@ -165,7 +166,8 @@ extension RealServerTests {
             let loud = blocks.indices.filter { blocks[$0] > quietSineLevel - 6 }
             let first = try #require(loud.first, "the speakers never played the tone: \(summary)")
             let last = try #require(loud.last)
-            let level = SignalAnalysis.medianBlockLevel(left[((first + 20) * 480)..<((last - 10) * 480)], frequency: 440)
+            // 20 ms blocks: a frame the jitter buffer drops or inserts jumps the phase (R-JB-PHASE).
+            let level = SignalAnalysis.medianBlockLevel(left[((first + 20) * 480)..<((last - 10) * 480)], frequency: 440, block: 960)
             #expect(abs(level - quietSineLevel) <= 1, "440 Hz on the speakers at \(level) dBFS")
             // The 300 blocks' worth of tone all reach the speakers, less what the receiver says
             // it dropped or threw away late and the servers skipped, plus what it inserted or
@@ -279,7 +281,8 @@ extension RealServerTests {
                 .atMost(30))
             expectWithinBudget("the target's largest", Double(targets.max() ?? 999), unit: "ms", .atMost(250))
             let left = SignalAnalysis.left(try heard.decoded()[...])
-            let level = SignalAnalysis.medianBlockLevel(left[min(left.count, 48_000)...], frequency: 440)
+            // 20 ms blocks: a frame the jitter buffer drops or inserts jumps the phase (R-JB-PHASE).
+            let level = SignalAnalysis.medianBlockLevel(left[min(left.count, 48_000)...], frequency: 440, block: 960)
             #expect(abs(level - quietSineLevel) <= 1, "the last seconds: \(level) dBFS")
             print(
                 "measured: sender clock x\(rate) for \(Int(seconds)) s through receive (speakers): \(dropped) dropped, "
