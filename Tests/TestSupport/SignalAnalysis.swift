@@ -98,15 +98,36 @@ public enum SignalAnalysis {
     /// jitter buffer drops or inserts frames evenly, blocks of 20 ms (960) keep the median
     /// on the tone's level (R-JB-PHASE).
     public static func medianBlockLevel(_ samples: ArraySlice<Float>, frequency: Double, block: Int = 4800) -> Double {
-        let window = (0..<block).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(block - 1))) }
-        var levels: [Double] = []
-        for start in stride(from: samples.startIndex, through: samples.endIndex - block, by: block) {
-            let weighted = zip(samples[start..<start + block], window).map { $0 * $1 }
-            // The Hann window halves a sine's amplitude: +6.02 dB gives the tone's own level.
-            levels.append(toneLevelDecibels(weighted, frequency: frequency) + 20 * log10(2.0))
-        }
+        let levels = blockLevels(samples, frequency: frequency, block: block)
         guard !levels.isEmpty else { return -200 }
         return levels.sorted()[levels.count / 2]
+    }
+
+    /// The level (dBFS) of the component at `frequency` in each whole block of `block`
+    /// samples of one channel's `samples`, each block Hann-windowed.
+    public static func blockLevels(_ samples: ArraySlice<Float>, frequency: Double, block: Int) -> [Double] {
+        let window = (0..<block).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(block - 1))) }
+        return stride(from: samples.startIndex, through: samples.endIndex - block, by: block).map { start in
+            let weighted = zip(samples[start..<start + block], window).map { $0 * $1 }
+            // The Hann window halves a sine's amplitude: +6.02 dB gives the tone's own level.
+            return toneLevelDecibels(weighted, frequency: frequency) + 20 * log10(2.0)
+        }
+    }
+
+    /// The tone at `frequency` in interleaved stereo `samples` where it sounds: the median
+    /// level (dBFS) of the 20 ms blocks of its steady stretch that hold it (above −40 dBFS),
+    /// and how many of that stretch's `blocks` are more than 3 dB below it (`lowBlocks`: gaps
+    /// in the tone). A wrong level lowers every block; a gap the server made, only its own
+    /// (R-MIX-GAPS). Level −200 where the tone never steadily sounds.
+    public static func toneInItsBlocks(_ samples: [Float], frequency: Double) -> (
+        level: Double, lowBlocks: Int, blocks: Int
+    ) {
+        guard let stretch = steadyStretch(samples, frequency: frequency) else { return (-200, 0, 0) }
+        let levels = blockLevels(left(samples[...])[stretch], frequency: frequency, block: 960)
+        let present = levels.filter { $0 > -40 }.sorted()
+        guard !present.isEmpty else { return (-200, levels.count, levels.count) }
+        let level = present[present.count / 2]
+        return (level, levels.filter { $0 < level - 3 }.count, levels.count)
     }
 
     /// The samples of the left channel of interleaved stereo `samples` over which the tone

@@ -23,6 +23,9 @@ final class FrameCollector: @unchecked Sendable {
     var serverGaps: (skippedFrames: UInt64, zeroCycles: UInt64) = (0, 0)
     /// Those gaps in all: frames' worth skipped and cycles of zeros (`serverSkips()`).
     var serverSkips: UInt64 { serverGaps.skippedFrames + serverGaps.zeroCycles }
+    /// What the app + mic mix filled with silence and dropped late while it ran (`mixerGaps()`
+    /// over the capture).
+    var mixerGaps: (silenceFilled: UInt64, droppedLate: UInt64) = (0, 0)
 
     /// The user_data pointer for set_audio_callback (unretained: keep the collector alive).
     var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }

@@ -52,6 +52,14 @@ func serverGaps() -> (skippedFrames: UInt64, zeroCycles: UInt64) {
     return (stats.frames_skipped_by_server, stats.server_zero_cycles)
 }
 
+/// What the mix of app and microphone has so far filled with silence for a lagging source
+/// and dropped of its late audio, in frames (deskaudio_stats).
+func mixerGaps() -> (silenceFilled: UInt64, droppedLate: UInt64) {
+    var stats = deskaudio_stats()
+    _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
+    return (stats.frames_silence_filled, stats.frames_dropped_late)
+}
+
 /// The loud 10 ms blocks a tone played for `played` blocks may come out as: 5 either way at
 /// its ends, and longer by as many blocks as the server's counted gaps hold (`gapFrames`
 /// frames' worth of `frameMilliseconds` each): when the whole graph runs late, the player
