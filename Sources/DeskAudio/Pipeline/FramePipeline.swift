@@ -44,6 +44,16 @@ public final class FramePipeline {
     // start): the line locks for `TimingPolicy.standard.lockingSamples` from there.
     private var lineStartSample: UInt64 = 0
     private var frameSources: AudioFrameHeader.Flags = []
+    // The first frame after a break is stamped from the chunk it began in, whose time the
+    // caller measured the break's outage with, so its capture time and sample clock agree;
+    // a chunk on another mapping before it is complete steps the frame after it
+    // (docs/reliability.md, R-RESTART-LINE).
+    private enum AfterBreak {
+        case none
+        case awaitingChunk
+        case stampedFrom(ChunkEnd, stepsNext: Bool)
+    }
+    private var afterBreak = AfterBreak.none
 
     /// A pipeline with its own encoder and gate, cutting frames of `frameDuration`.
     public init(encoder: OpusFrameEncoder, gate: ZeroGate = ZeroGate(), frameDuration: FrameDuration = .ms10) {
@@ -85,11 +95,18 @@ public final class FramePipeline {
         lineStarted: Bool = false, onServerClock: Bool = false, deliver: (UnsafeRawBufferPointer) -> Void
     ) {
         // (The first frame this chunk completes is the first stamped on the new mapping.)
-        if timeStepped || lineStarted { markNextTimeStep = true }
+        if timeStepped || lineStarted {
+            if case .stampedFrom(let first, _) = afterBreak {
+                afterBreak = .stampedFrom(first, stepsNext: true)
+            } else {
+                markNextTimeStep = true
+            }
+        }
         if lineStarted { lineStartSample = samplesIn }
         samplesIn += UInt64(chunk.count / encoder.layout.channels)
         let chunkEnd = ChunkEnd(
             sample: samplesIn, timeNs: endTimeNs, nanosecondsPerSample: nanosecondsPerSample, onServerClock: onServerClock)
+        if case .awaitingChunk = afterBreak { afterBreak = .stampedFrom(chunkEnd, stepsNext: false) }
         frameSources.formUnion(sources)
         framer.append(chunk) { frame in
             handle(frame, chunkEnd: chunkEnd, deliver: deliver)
@@ -136,12 +153,19 @@ public final class FramePipeline {
         markNextAfterGap = true
         lastSentOnClock = nil
         lineStartSample = samplesIn
+        afterBreak = .awaitingChunk
     }
 
     private func handle(
-        _ frame: UnsafeBufferPointer<Float>, chunkEnd: ChunkEnd,
+        _ frame: UnsafeBufferPointer<Float>, chunkEnd completing: ChunkEnd,
         deliver: (UnsafeRawBufferPointer) -> Void
     ) {
+        var chunkEnd = completing
+        var stepsNext = false
+        if case .stampedFrom(let first, let laterChunkStepped) = afterBreak {
+            (chunkEnd, stepsNext, afterBreak) = (first, laterChunkStepped, .none)
+        }
+        defer { if stepsNext { markNextTimeStep = true } }
         let frameClock = sampleClock
         let frameSamples = frame.count / encoder.layout.channels
         sampleClock += UInt64(frameSamples)

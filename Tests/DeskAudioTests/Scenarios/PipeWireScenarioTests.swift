@@ -167,6 +167,33 @@ import Testing
             Self.within(errors[(stepped + 1)...].map { $0 - missedNs }), "on the line after, by the unfilled part: \(errors[stepped...].prefix(4))")
     }
 
+    @Test(arguments: [Int64(-1_920), 1_920])
+    func aStreamsFirstUntimedBufferAfterARestartMeasuresTheOutageTheFirstFrameIsStampedWith(offsetTicks: Int64) throws {
+        // R-RESTART-LINE: the new stream's first buffer came before its first time (its chunk
+        // stamped from its arrival), the buffer completing the first frame on the server's line
+        // `offsetTicks` off it: the outage came from one mapping and that frame's time from the
+        // other (in clean-clone run 74, 83 ms apart).
+        let scenario = Scenario(.pipeWire)
+        try scenario.service.enable(mic: false, app: true)
+        scenario.cycles(188)
+        let before = try scenario.headers().count
+        scenario.restartServer(downNs: 600_000_000, upNs: 600_000_000)
+        #expect(scenario.server.streams.count == 2)
+        scenario.app.pipeWireBuffer(scenario.tone(256, for: scenario.app), report: .untimed)
+        scenario.advanceGraph(256)
+        scenario.step()
+        scenario.cycles(100, delayTicks: offsetTicks)
+        let headers = try scenario.headers()
+        let (last, first, next) = (headers[before - 1], headers[before], headers[before + 1])
+        #expect(first.flags == [.app, .afterGap, .timeStep])
+        let jumpNs = Int64(Scenario.ns(Int(first.sampleClock - last.sampleClock)))
+        let timesNs = Int64(first.captureTimeNs) - Int64(last.captureTimeNs)
+        #expect(abs(timesNs - jumpNs) <= Self.exactNs, "the sample clock moved \(jumpNs) ns, the times \(timesNs)")
+        // The next frame is on the server's line: the host is told its time stepped.
+        #expect(next.flags == [.app, .timeStep])
+        #expect(headers[(before + 2)...].allSatisfy { $0.flags == .app })
+    }
+
     @Test func aQuantumChangeKeepsEveryFrameOnTheGraphClock() throws {
         let scenario = Scenario(.pipeWire)
         try scenario.service.enable(mic: false, app: true)

@@ -267,9 +267,10 @@ import Testing
     /// where the live one did, each within 250 ms before the live one (a supervision round of
     /// 200 ms and the machine's slack); the first frame of each stream with a frame's audio
     /// is the one flagged AFTER_GAP, and the sample clock moves by the outage once: within
-    /// 25 us of it, but where the new stream's first position came twice (a stream the
+    /// 25 us of its time. Where the new stream's first position came twice (a stream the
     /// library links, 6.9-7.0 ms apart: the first call's time early, the line the second's;
-    /// R-PW-DRIVER), by the outage to the first call.
+    /// R-PW-DRIVER), that frame is stamped from the first call, whose time measured the
+    /// outage, and the frame after it steps to the line, flagged (R-RESTART-LINE).
     @Test(arguments: [
         ("debian12-pipewire-session-manager-restart.txt", [false, false, true]),
         ("debian13-pipewire-session-manager-restart.txt", [false, false, true, false]),
@@ -302,10 +303,16 @@ import Testing
         }
         let headers = try scenario.headers()
         #expect(headers.indices.filter { headers[$0].flags.contains(.afterGap) } == gaps.map(\.frame))
+        let moves = Self.moves(headers)
         for gap in gaps {
-            let (movedNs, outageNs) = Self.movedPastTheOutage(headers, at: gap.frame)
-            let moved = movedNs - gap.accountNs
+            let (moved, outageNs) = Self.movedPastTheOutage(headers, at: gap.frame)
             #expect(abs(moved) <= 25_000, "frame \(gap.frame): \(moved) ns over an outage of \(outageNs / 1e6) ms")
+            guard gap.accountNs != 0 else { continue }
+            // The line is the second call's: the next frame steps by the standstill (within
+            // 0.25 ms: the line locking on the cycles after it), and says so.
+            let next = headers[gap.frame + 1]
+            #expect(next.flags.contains(.timeStep), "frame \(gap.frame + 1): \(next.flags)")
+            #expect(abs(moves[gap.frame] - gap.accountNs) <= 250_000, "moved \(moves[gap.frame]) ns, the account \(gap.accountNs)")
         }
     }
 

@@ -86,6 +86,16 @@ final class Scenario {
         soundSamples += samples
     }
 
+    /// The server goes away, dropping the app stream, and is back `downNs` later; the
+    /// service runs its rounds `upNs` more (time to open the stream again).
+    func restartServer(downNs: UInt64, upNs: UInt64) {
+        server.isAnswering = false
+        app.fail()
+        idle(downNs)
+        server.isAnswering = true
+        idle(upNs)
+    }
+
     /// 10 ms frames of a tone into `stream` (app audio unless given), as the path's server
     /// hands them: 480-sample graph cycles (the quantum the library asks for), or one read of
     /// a 480-sample fragment each.

@@ -93,11 +93,7 @@ import Testing
         scenario.play(100)
         scenario.idle(2_200_000_000)
         #expect(Self.events(scenario) == [.connected, .stalled, .connected])
-        scenario.server.isAnswering = false
-        scenario.app.fail()
-        scenario.idle(1_000_000_000)
-        scenario.server.isAnswering = true
-        scenario.idle(1_000_000_000)
+        scenario.restartServer(downNs: 1_000_000_000, upNs: 1_000_000_000)
         #expect(scenario.server.streams.count == 3)
         scenario.play(100)
         let headers = try scenario.headers()
