@@ -80,15 +80,11 @@ public enum SignalAnalysis {
 
     /// Level (dBFS) of the tone at `frequency` in interleaved stereo `samples`, measured over
     /// the stretch where that tone is present (20 ms blocks above −40 dBFS, three blocks
-    /// trimmed at each end), so tones that start at different times are each measured whole;
-    /// the median of its 100 ms blocks (medianBlockLevel) when the stretch holds three.
+    /// trimmed at each end), so tones that start at different times are each measured whole:
+    /// the median of the 20 ms blocks there that hold it (`toneInItsBlocks`), so gaps a loaded
+    /// server makes lower only their own blocks (R-MIX-GAPS).
     public static func toneLevelWherePresent(_ samples: [Float], frequency: Double) -> Double {
-        guard let stretch = steadyStretch(samples, frequency: frequency) else { return -200 }
-        let channel = left(samples[...])
-        // The median of 100 ms blocks: a glitch (a sanitizer's stall) lowers a block or two,
-        // not the whole level through a phase jump in one long window.
-        guard stretch.count >= 3 * 4800 else { return toneLevelDecibels(Array(channel[stretch]), frequency: frequency) }
-        return medianBlockLevel(channel[stretch], frequency: frequency)
+        toneInItsBlocks(samples, frequency: frequency).level
     }
 
     /// RMS level (dBFS) of the component at `frequency` in one channel's `samples`: the median
