@@ -188,6 +188,35 @@ import Testing
         #expect(sent.map { $0.header.flags.contains(.afterGap) } == [false, false, true, false])
     }
 
+    /// After a break, the first frame is stamped from the chunk it began in, whose time the
+    /// caller measured the outage with, though a chunk on another mapping completes it; the
+    /// frame after it carries TIME_STEP (R-RESTART-LINE). Times in ns on a 48 kHz line.
+    @Test func theFirstFrameAfterABreakIsStampedFromTheChunkItBeganIn() throws {
+        let pipeline = FramePipeline(encoder: try OpusFrameEncoder())
+        let tone = SignalAnalysis.sine(frequency: 440, amplitude: 0.3, frames: 480 * 4)
+        var sent: [AudioFrameHeader] = []
+        func feed(_ samples: Range<Int>, endNs: UInt64, stepped: Bool = false, lineStarted: Bool = false) {
+            tone[(samples.lowerBound * 2)..<(samples.upperBound * 2)].withUnsafeBufferPointer { chunk in
+                pipeline.process(chunk, endTimeNs: endNs, timeStepped: stepped, lineStarted: lineStarted, onServerClock: true) {
+                    sent.append(try! AudioFrameParser.parse($0).header)
+                }
+            }
+        }
+        let ns = { (samples: Int) in UInt64(samples) * 62_500 / 3 }  // 20 833.3 ns each
+        feed(0..<480, endNs: ns(480))
+        pipeline.markDiscontinuity(skippedSamples: 48_000)
+        let resumedNs = ns(480 + 48_000)  // the outage: 1 s
+        feed(0..<240, endNs: resumedNs + ns(240), stepped: true, lineStarted: true)
+        // The rest of the frame on a line 30 ms later, and two frames more on it.
+        let laterNs = resumedNs + 30_000_000
+        feed(240..<1440, endNs: laterNs + ns(1440), stepped: true)
+        #expect(sent.count == 4)
+        #expect(sent[1].sampleClock == 480 + 48_000 && sent[1].captureTimeNs == resumedNs)
+        #expect(sent[1].flags == [.app, .afterGap, .timeStep])
+        #expect(sent[2].captureTimeNs == laterNs + ns(480) && sent[2].flags == [.app, .timeStep])
+        #expect(sent[3].captureTimeNs == laterNs + ns(960) && sent[3].flags == .app)
+    }
+
     /// After a break, the first frame holds only the new audio: the encoder's look-ahead
     /// held the last 2.5 ms of the old tone (a -19 dBFS blip in the first frame of a new
     /// capture, before encoders were reset at a break).

@@ -79,7 +79,7 @@ final class CaptureWorker: Sendable {
         while !thread.isStopping {
             if !drainAgain { wake.wait(milliseconds: 100) }
             let (progressed, needed) = work.withLock { work in
-                (drain(work), work.pipeline?.floatsToNextFrame ?? AudioFormat.frameFloats)
+                (drain(work), floatsToWaitFor(work))
             }
             // Sleep until a ring can complete the next frame (a server quantum shorter than
             // a frame would otherwise wake this thread about twice per frame); audio that
@@ -87,6 +87,18 @@ final class CaptureWorker: Sendable {
             wake.awaitFloats(needed)
             drainAgain = progressed && work.withLock { activeRingsHold(needed, $0.inputs) }
         }
+    }
+
+    // The floats a ring must hold before a drain: what completes the next frame, or a whole
+    // frame while a break is open.
+    private func floatsToWaitFor(_ work: CaptureWork) -> Int {
+        guard let pipeline = work.pipeline else { return AudioFormat.frameFloats }
+        return work.stamper.isBreakOpen ? wholeFrameFloats(work) : pipeline.floatsToNextFrame
+    }
+
+    // The floats of a whole frame in the rings.
+    private func wholeFrameFloats(_ work: CaptureWork) -> Int {
+        (work.pipeline?.frameDuration.samples ?? AudioFormat.frameSamples) * work.mixer.channels
     }
 
     private func activeRingsHold(_ floats: Int, _ inputs: MixerInputs) -> Bool {
@@ -106,6 +118,11 @@ final class CaptureWorker: Sendable {
                 mixer.forgetLateAudio()
             }
             slots.list(into: inputs)
+            // After a break, the first chunk waits until it can complete a frame: that frame
+            // and the outage are then both stamped on the newest mapping (R-RESTART-LINE).
+            if work.stamper.isBreakOpen && inputs.count > 0 && inputs.mostFloatsWaiting < wholeFrameFloats(work) {
+                return progressed
+            }
             // Whole samples of the pipeline's channels, so every chunk starts on one.
             let chunk = UnsafeMutableBufferPointer(rebasing: work.chunk[0..<(work.chunk.count - work.chunk.count % mixer.channels)])
             let timing = timingInput(inputs)

@@ -26,6 +26,9 @@ struct ChunkStamper {
     // The mapping the last chunk was stamped on (its relocks and origin).
     private var lastMapping: (relocks: Int, origin: CaptureClock.Origin)?
 
+    /// Whether a break is open: the next chunk closes it.
+    var isBreakOpen: Bool { gapSince != nil }
+
     /// A new run: nothing is owed from the last one but an open break.
     mutating func startRun() {
         lastServerClock = nil
