@@ -120,11 +120,14 @@ public enum SignalAnalysis {
     ) {
         guard let stretch = steadyStretch(samples, frequency: frequency) else { return (-200, 0, 0) }
         let levels = blockLevels(left(samples[...])[stretch], frequency: frequency, block: 960)
-        let present = levels.filter { $0 > -40 }.sorted()
+        let present = levels.filter { $0 > presentDecibels }.sorted()
         guard !present.isEmpty else { return (-200, levels.count, levels.count) }
         let level = present[present.count / 2]
         return (level, levels.filter { $0 < level - 3 }.count, levels.count)
     }
+
+    /// The level (dBFS) above which a 20 ms block holds a tone.
+    static let presentDecibels = -40.0
 
     /// The samples of the left channel of interleaved stereo `samples` over which the tone
     /// at `frequency` is steadily present (as toneLevelWherePresent finds it), nil if it never
@@ -133,7 +136,7 @@ public enum SignalAnalysis {
         let channel = left(samples[...])
         let block = 960
         let present = stride(from: 0, to: channel.count - block + 1, by: block).filter {
-            toneLevelDecibels(Array(channel[$0..<$0 + block]), frequency: frequency) > -40
+            toneLevelDecibels(Array(channel[$0..<$0 + block]), frequency: frequency) > presentDecibels
         }
         guard let first = present.first, let last = present.last, last - first > 6 * block else { return nil }
         return (first + 3 * block)..<(last - 2 * block)

@@ -47,16 +47,14 @@ func serverSkips() -> UInt64 {
 
 /// The two kinds of `serverSkips()` apart, for messages.
 func serverGaps() -> (skippedFrames: UInt64, zeroCycles: UInt64) {
-    var stats = deskaudio_stats()
-    _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
+    let stats = RealServerTests.StatsThroughCABITests.stats()
     return (stats.frames_skipped_by_server, stats.server_zero_cycles)
 }
 
 /// What the mix of app and microphone has so far filled with silence for a lagging source
 /// and dropped of its late audio, in frames (deskaudio_stats).
 func mixerGaps() -> (silenceFilled: UInt64, droppedLate: UInt64) {
-    var stats = deskaudio_stats()
-    _ = deskaudio_get_stats(&stats, MemoryLayout<deskaudio_stats>.size)
+    let stats = RealServerTests.StatsThroughCABITests.stats()
     return (stats.frames_silence_filled, stats.frames_dropped_late)
 }
 
