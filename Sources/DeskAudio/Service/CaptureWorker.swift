@@ -92,8 +92,8 @@ final class CaptureWorker: Sendable {
     // The floats a ring must hold before a drain: what completes the next frame, or a whole
     // frame while a break is open.
     private func floatsToWaitFor(_ work: CaptureWork) -> Int {
-        guard let pipeline = work.pipeline else { return AudioFormat.frameFloats }
-        return work.stamper.isBreakOpen ? wholeFrameFloats(work) : pipeline.floatsToNextFrame
+        if work.stamper.isBreakOpen { return wholeFrameFloats(work) }
+        return work.pipeline?.floatsToNextFrame ?? AudioFormat.frameFloats
     }
 
     // The floats of a whole frame in the rings.
