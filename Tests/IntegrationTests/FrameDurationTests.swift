@@ -151,6 +151,11 @@ extension RealServerTests {
         /// frame boundary, the sequence and the sample clock run on, the tone has no break.
         @Test func theLengthChangesWhileCapturingAtAFrameBoundary() throws {
             defer { _ = deskaudio_set_frame_duration(10_000) }
+            // A gap the tap did not hear: the traces say whether the server handed zeros
+            // (clean-clone run 77 on 2a81517: 23 quiet blocks after the change to 20 ms).
+            let traces = try CaptureTraces()
+            defer { traces.stop() }
+            let before = StatsThroughCABITests.stats()
             let (collector, tap) = try MonitorTap.recording {
                 try capture(mic: false, app: true) {
                     let player = try ExternalTools.playTone(frequency: 1000, amplitude: 0.5, seconds: 2.4)
@@ -174,6 +179,12 @@ extension RealServerTests {
             let (frequency, level) = expectUnbrokenHalfScale1kHzTone(tone, tap: tap, codecGaps: 2, serverSkips: collector.serverSkips)
             let dropouts = tone.dropouts(expected: halfScaleSineLevel, tolerance: 1)
             #expect(dropouts.count <= 4 + tap.gaps(below: halfScaleSineLevel).joined().count + Int(collector.serverSkips), "10 ms blocks off the tone level: \(tone.describe(dropouts))")
+            if dropouts.count > 4 {
+                let stats = StatsThroughCABITests.stats()
+                print("measured: zeros inside the tone in the capture's trace: \(traces.zeroRunsInsideTheSound()); "
+                    + "the library dropped \(stats.frames_dropped_overflow - before.frames_dropped_overflow) frames' worth "
+                    + "at the ring, \(stats.frames_dropped_late - before.frames_dropped_late) late")
+            }
             let counts = runs.map { length in frames.filter { $0.header.frameSamples == length }.count }
             print(
                 "measured: 10 → 5 → 20 ms while capturing: frames \(counts), 1 kHz at \(frequency) Hz, \(level) dBFS, "
