@@ -24,6 +24,19 @@ import TestSupport
         #expect(ours.blocks(in: gaps, alsoIn: Self.gaps(of: tap), of: tap) == gaps[0].count)
     }
 
+    /// A player's missed periods delay the rest of its tone: the sound comes out longer by
+    /// them, whatever a tap heard (R-TAP-STARVED). Zeros in place of part of it do not.
+    @Test func silenceThatDelaysTheRestOfTheToneLengthensIt() {
+        for lead in [960, 500] {
+            let delayed = [Float](repeating: 0, count: lead) + ToneBreakTests.tone(0..<24_000)
+                + [Float](repeating: 0, count: 6_720) + ToneBreakTests.tone(24_000..<48_000) + [Float](repeating: 0, count: 4_800)
+            // 140 ms: 14 blocks, less the one allowed for where the ends fall.
+            #expect((13...14).contains(ToneCheck(delayed.flatMap { [$0, $0] }).blocksLonger(thanPlayed: 1)), "lead \(lead)")
+        }
+        #expect(Self.recording(lead: 960, gap: 0).blocksLonger(thanPlayed: 1) == 0)
+        #expect(Self.recording(lead: 500, gap: 6_720).blocksLonger(thanPlayed: 1) == 0, "zeros in place of the tone")
+    }
+
     @Test func aGapOfTheTapsElsewhereIsNot() {
         let ours = Self.recording(lead: 960, gap: 6_720)
         let tap = Self.recording(lead: 14_400, gap: 6_720, at: 9_600)

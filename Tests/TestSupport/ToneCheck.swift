@@ -32,6 +32,21 @@ public struct ToneCheck {
         }
     }
 
+    /// The 10 ms blocks from the first loud one to the last, the quiet ones inside included
+    /// (0 when none is loud): the sound's length on the recording's own timeline.
+    public var loudSpan: Int {
+        guard let first = loudFrames.first, let last = loudFrames.last else { return 0 }
+        return last - first + 1
+    }
+
+    /// How many 10 ms blocks longer than `seconds` played the loud run came out, beyond one for
+    /// where its ends fall in blocks (0 if no longer): silence inside that delayed the rest of
+    /// the sound, as a player's missed periods do on the sink's timeline. Zeros in place of
+    /// part of it leave the length as it was.
+    public func blocksLonger(thanPlayed seconds: Double) -> Int {
+        max(loudSpan - Int((seconds * 100).rounded()) - 1, 0)
+    }
+
     /// True when the loud frames form one run with no quiet frame inside.
     public var isContiguous: Bool {
         guard let first = loudFrames.first, let last = loudFrames.last else { return false }
