@@ -181,7 +181,9 @@ extension RealServerTests {
             let (frequency, level) = expectUnbrokenHalfScale1kHzTone(
                 tone, tap: tap, codecGaps: 2, serverSkips: collector.serverSkips, sinkSilence: sinkSilence)
             let dropouts = tone.dropouts(expected: halfScaleSineLevel, tolerance: 1)
-            let upstream = max(tap.gaps(below: halfScaleSineLevel).joined().count, sinkSilence > 0 ? sinkSilence + 2 : 0)
+            let upstream = max(
+                tap.gaps(below: halfScaleSineLevel).joined().count,
+                lengthCredit(sinkSilence: sinkSilence, serverSkips: collector.serverSkips))
             #expect(dropouts.count <= 4 + upstream + Int(collector.serverSkips), "10 ms blocks off the tone level: \(tone.describe(dropouts))")
             if dropouts.count > 4 {
                 let stats = StatsThroughCABITests.stats()
