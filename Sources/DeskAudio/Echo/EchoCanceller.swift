@@ -57,8 +57,10 @@ final class EchoCanceller {
     /// The speakers' audio is fed this much before the delay found, so that the echo's
     /// first sound is inside the filter however the delay found is off.
     static let leadMs = 40
-    /// A delay found this far from the one applied is applied (15 ms).
-    static let realignSamples = AudioFormat.sampleRate * 15 / 1000
+    /// A delay found is applied when the echo would start before the filter's reach from the
+    /// delay applied, or with less than this much of the filter after it; nearer, the filter
+    /// follows it (applying it shifts the speakers' audio, and speexdsp forgets what it learnt).
+    static let keptTailMs = 220
 
     // The speakers' audio as pushed, resampled to 48 kHz stereo.
     private let playback = HostPCMInput()
@@ -187,20 +189,27 @@ final class EchoCanceller {
     /// played, the delay and the filter stay.
     func dropPendingMicrophone() { microphoneCount = 0 }
 
+    // Samples after the speakers' times at which the speakers' audio fed reaches the
+    // microphone: where the filter's reach begins.
+    private var reachStart: Int { max((appliedDelay ?? 0) - Self.leadMs * AudioFormat.sampleRate / 1000, 0) }
+
     private func cancelBlock(endingAt blockEnd: UInt64) {
         // What the speakers played at the microphone's times, for the delay.
         reference.read(into: speakersThen, endingAt: blockEnd)
         probe.add(microphone: UnsafeBufferPointer(microphone), speakers: UnsafeBufferPointer(speakersThen))
-        // A delay found far from the one applied is a new alignment, and speexdsp's filter
-        // learnt the old one; one near it is left to the filter, which follows it. AEC3
+        // A delay found outside the filter's reach is a new alignment, and speexdsp's filter
+        // learnt the old one; one inside it is left to the filter, which follows it. AEC3
         // follows either.
-        if let found = probe.delaySamples, abs(found - (appliedDelay ?? 0)) > Self.realignSamples {
+        var reachStart = self.reachStart
+        if let found = probe.delaySamples,
+            found < reachStart || found > reachStart + (Self.tailMs - Self.keptTailMs) * AudioFormat.sampleRate / 1000
+        {
             if case .speexdsp(let speex) = engineState { speex.reset() }
             appliedDelay = found
+            reachStart = self.reachStart
         }
-        let lead = max((appliedDelay ?? 0) - Self.leadMs * AudioFormat.sampleRate / 1000, 0)
         let missing = reference.read(
-            into: speakersFed, endingAt: blockEnd &- UInt64((Double(lead) * Self.nsPerSample).rounded()))
+            into: speakersFed, endingAt: blockEnd &- UInt64((Double(reachStart) * Self.nsPerSample).rounded()))
         blocks += 1
         if missing == Self.blockSamples { blocksWithoutPlayback += 1 }
 
