@@ -57,9 +57,10 @@ final class EchoCanceller {
     /// The speakers' audio is fed this much before the delay found, so that the echo's
     /// first sound is inside the filter however the delay found is off.
     static let leadMs = 40
-    /// A delay found is applied when the echo would start before the filter's reach from the
-    /// delay applied, or with less than this much of the filter after it; nearer, the filter
-    /// follows it (applying it shifts the speakers' audio, and speexdsp forgets what it learnt).
+    /// Once a delay is applied, another found is applied only where the echo would start
+    /// before the filter's reach, or with less than this much of the filter after it; inside
+    /// it the filter follows (applying it shifts the speakers' audio, and speexdsp forgets what
+    /// it learnt).
     static let keptTailMs = 220
 
     // The speakers' audio as pushed, resampled to 48 kHz stereo.
@@ -189,27 +190,31 @@ final class EchoCanceller {
     /// played, the delay and the filter stay.
     func dropPendingMicrophone() { microphoneCount = 0 }
 
-    // Samples after the speakers' times at which the speakers' audio fed reaches the
-    // microphone: where the filter's reach begins.
-    private var reachStart: Int { max((appliedDelay ?? 0) - Self.leadMs * AudioFormat.sampleRate / 1000, 0) }
+    /// Samples after the speakers' times where the filter's reach begins, with `applied` applied.
+    static func reachStart(applied: Int?) -> Int { max((applied ?? 0) - leadMs * AudioFormat.sampleRate / 1000, 0) }
+
+    /// The delay to apply when `found` is found with `applied` applied, nil to keep `applied`:
+    /// the first one found, and then one the filter's reach does not hold (`keptTailMs`).
+    static func delayToApply(found: Int?, applied: Int?) -> Int? {
+        guard let found else { return nil }
+        guard applied != nil else { return found }
+        let start = reachStart(applied: applied)
+        let latest = start + (tailMs - keptTailMs) * AudioFormat.sampleRate / 1000
+        return found < start || found > latest ? found : nil
+    }
 
     private func cancelBlock(endingAt blockEnd: UInt64) {
         // What the speakers played at the microphone's times, for the delay.
         reference.read(into: speakersThen, endingAt: blockEnd)
         probe.add(microphone: UnsafeBufferPointer(microphone), speakers: UnsafeBufferPointer(speakersThen))
-        // A delay found outside the filter's reach is a new alignment, and speexdsp's filter
-        // learnt the old one; one inside it is left to the filter, which follows it. AEC3
-        // follows either.
-        var reachStart = self.reachStart
-        if let found = probe.delaySamples,
-            found < reachStart || found > reachStart + (Self.tailMs - Self.keptTailMs) * AudioFormat.sampleRate / 1000
-        {
+        // A new alignment: speexdsp's filter learnt the old one. AEC3 follows either.
+        if let delay = Self.delayToApply(found: probe.delaySamples, applied: appliedDelay) {
             if case .speexdsp(let speex) = engineState { speex.reset() }
-            appliedDelay = found
-            reachStart = self.reachStart
+            appliedDelay = delay
         }
+        let reach = Self.reachStart(applied: appliedDelay)
         let missing = reference.read(
-            into: speakersFed, endingAt: blockEnd &- UInt64((Double(reachStart) * Self.nsPerSample).rounded()))
+            into: speakersFed, endingAt: blockEnd &- UInt64((Double(reach) * Self.nsPerSample).rounded()))
         blocks += 1
         if missing == Self.blockSamples { blocksWithoutPlayback += 1 }
 
