@@ -4,7 +4,9 @@ import TestSupport
 /// An independent recorder of a sink's monitor (48 kHz stereo, 20 ms latency), running
 /// beside a capture: what the sink carried at the same time. A gap it hears too came from
 /// upstream (the player or the server missed a period on this loaded 2-core machine:
-/// ../shared/README.md), not from the library; a gap only the library's frames have is ours.
+/// ../shared/README.md), not from the library; a gap only the library's frames have is ours,
+/// unless the tone came out that much longer than played (a tap starved with the player loses
+/// the sink's silence: R-TAP-STARVED, `sinkSilenceBlocks`).
 ///
 /// On PipeWire it is pw-record, a native client in a process of its own: pacat would be served
 /// by pipewire-pulse, the process that also serves the players, so a pipewire-pulse that runs
