@@ -93,9 +93,7 @@ extension RealServerTests {
             // Where the sample clock and the capture times part: the largest step of one
             // against the other between consecutive frames.
             let steps = zip(headers, headers.dropFirst()).map { a, b in
-                let bySamples = Double(b.sampleClock - a.sampleClock) * 1e3 / 48_000
-                let byTime = (Double(b.captureTimeNs) - Double(a.captureTimeNs)) / 1e6
-                return (ms: abs(byTime - bySamples), flagged: b.flags.contains(.timeStep), sequence: b.sequence)
+                (ms: abs(captureTimeAgainstSampleClockMs(from: a, to: b)), flagged: b.flags.contains(.timeStep), sequence: b.sequence)
             }
             let worstStepMs = steps.map(\.ms).max() ?? .infinity
             let stepsOver1Ms = steps.filter { $0.ms > 1 }.map { "frame \($0.sequence): \($0.ms) ms\($0.flagged ? " (TIME_STEP)" : "")" }

@@ -48,10 +48,7 @@ public struct ToneCheck {
     }
 
     /// True when the loud frames form one run with no quiet frame inside.
-    public var isContiguous: Bool {
-        guard let first = loudFrames.first, let last = loudFrames.last else { return false }
-        return last - first + 1 == loudFrames.count
-    }
+    public var isContiguous: Bool { loudSpan > 0 && loudSpan == loudFrames.count }
 
     /// Frames inside the loud run (edges trimmed) whose level is off `expected` by more than `tolerance` dB.
     public func dropouts(expected: Double, tolerance: Double, trim: Int = 2) -> [Int] {

@@ -77,9 +77,15 @@ func toneBlocks(played: Int, gapFrames: UInt64, frameMilliseconds: Double = 10) 
 /// where the two part by more than 2 ms end to end, none (its gaps are then judged as ours).
 func sinkSilenceBlocks(in tone: ToneCheck, playedSeconds: Double, frames: [AudioFrameHeader]) -> Int {
     guard let first = frames.first, let last = frames.last else { return 0 }
-    let bySamples = Double(last.sampleClock - first.sampleClock) * 1e3 / 48_000
-    let byTime = (Double(last.captureTimeNs) - Double(first.captureTimeNs)) / 1e6
-    return abs(byTime - bySamples) <= 2 ? tone.blocksLonger(thanPlayed: playedSeconds) : 0
+    return abs(captureTimeAgainstSampleClockMs(from: first, to: last)) <= 2 ? tone.blocksLonger(thanPlayed: playedSeconds) : 0
+}
+
+/// How far the capture times moved from frame `a` to frame `b` beyond what their sample
+/// clocks moved (48 kHz), ms.
+func captureTimeAgainstSampleClockMs(from a: AudioFrameHeader, to b: AudioFrameHeader) -> Double {
+    let bySamples = Double(b.sampleClock - a.sampleClock) * 1e3 / 48_000
+    let byTime = (Double(b.captureTimeNs) - Double(a.captureTimeNs)) / 1e6
+    return byTime - bySamples
 }
 
 /// The blocks of a tone's gaps that its length credits to the sink (`sinkSilence`, from
