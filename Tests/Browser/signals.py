@@ -18,11 +18,22 @@ def burst_onsets(samples, start, threshold=0.05, quiet=2400):
     return onsets
 
 
-def burst_class(samples, onset_index, classes=(1500, 2000, 2500, 3000)):
+BURST_HZ = (1500, 2000, 2500, 3000)
+
+
+def burst_class(samples, onset_index, classes=BURST_HZ):
     """Which of `classes` (Hz) the 10 ms burst starting at `onset_index` is."""
     spectrum = np.abs(np.fft.rfft(samples[onset_index:onset_index + BLOCK] * np.hanning(BLOCK)))
     peak_hz = np.argmax(spectrum) * RATE / BLOCK
     return int(np.argmin([abs(peak_hz - hz) for hz in classes]))
+
+
+def burst_level(samples, onset_index, kind):
+    """dB (of full scale, Hann-windowed) of the 10 ms from `onset_index` at the frequency of
+    burst class `kind`: how much of that burst is there."""
+    spectrum = np.abs(np.fft.rfft(samples[onset_index:onset_index + BLOCK] * np.hanning(BLOCK)))
+    centre = int(round(BURST_HZ[kind] * BLOCK / RATE))
+    return 20 * np.log10(float(np.max(spectrum[centre - 1:centre + 2])) + 1e-12)
 
 
 def sink_to_sink(host_samples, host_time, browser_samples, browser_time, host_from, browser_from):
