@@ -6,7 +6,9 @@ import Glibc
 /// frames, the zero gate, a sequence from 0, the 48 kHz sample clock and capture times.
 /// Frames carry the MIC flag. Every frame a push completes is handed over during that push,
 /// on the pushing thread. Pushing allocates nothing. Any thread; one push at a time (a
-/// lock serializes them).
+/// lock serializes them). Unchecked: a `LockOwned` state would need the caller's handler made
+/// escaping (`withoutActuallyEscaping`), whose thunk is a heap allocation per push (`scripts/bench
+/// --allocations`: 17 blocks a frame against the harness's 16).
 public final class PCMFrameEncoder: @unchecked Sendable {
     /// The encoder's counts and settings.
     public struct Counters: Equatable, Sendable {
