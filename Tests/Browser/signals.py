@@ -21,17 +21,21 @@ def burst_onsets(samples, start, threshold=0.05, quiet=2400):
 BURST_HZ = (1500, 2000, 2500, 3000)
 
 
+def burst_spectrum(samples, onset_index):
+    """The magnitude spectrum of the 10 ms from `onset_index`, Hann-windowed (100 Hz bins)."""
+    return np.abs(np.fft.rfft(samples[onset_index:onset_index + BLOCK] * np.hanning(BLOCK)))
+
+
 def burst_class(samples, onset_index, classes=BURST_HZ):
     """Which of `classes` (Hz) the 10 ms burst starting at `onset_index` is."""
-    spectrum = np.abs(np.fft.rfft(samples[onset_index:onset_index + BLOCK] * np.hanning(BLOCK)))
-    peak_hz = np.argmax(spectrum) * RATE / BLOCK
+    peak_hz = np.argmax(burst_spectrum(samples, onset_index)) * RATE / BLOCK
     return int(np.argmin([abs(peak_hz - hz) for hz in classes]))
 
 
 def burst_level(samples, onset_index, kind):
     """dB (of full scale, Hann-windowed) of the 10 ms from `onset_index` at the frequency of
     burst class `kind`: how much of that burst is there."""
-    spectrum = np.abs(np.fft.rfft(samples[onset_index:onset_index + BLOCK] * np.hanning(BLOCK)))
+    spectrum = burst_spectrum(samples, onset_index)
     centre = int(round(BURST_HZ[kind] * BLOCK / RATE))
     return 20 * np.log10(float(np.max(spectrum[centre - 1:centre + 2])) + 1e-12)
 
